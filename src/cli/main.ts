@@ -1,0 +1,58 @@
+/**
+ * The `ucx-ts` command line, thin over the library. Exit codes: 0 success, 1 failure (one
+ * line on stderr, the stack with --verbose), 2 usage error.
+ */
+import { UcxError } from "../core/errors.ts";
+import { infoCommand, infoHelp, UsageError } from "./info-command.ts";
+
+const mainHelp = `Usage: ucx-ts <command> [options]
+
+Commands:
+  info      the UCX library, runtime, transports, devices and memory types in use
+
+Options:
+  --help, -h   help for ucx-ts or for a command (ucx-ts info --help)
+  --verbose    print stack traces on errors
+
+Environment:
+  UCX_TS_LIBDIR   directory holding libucp.so.0 (default: the system loader path)
+  UCX_*           UCX's own configuration variables (UCX_TLS, UCX_NET_DEVICES, ...)`;
+
+const commands: Record<string, { help: string; run: (args: readonly string[], write: (t: string) => void) => number }> = {
+  info: { help: infoHelp, run: infoCommand },
+};
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export function runCli(argv: readonly string[], io: CliIo): number {
+  const verbose = argv.includes("--verbose");
+  const args = argv.filter((a) => a !== "--verbose");
+  const [name, ...rest] = args;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.out(mainHelp);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.err(`ucx-ts: unknown command '${name}'\n\n${mainHelp}`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.out(command.help);
+    return 0;
+  }
+  try {
+    return command.run(rest, io.out);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`ucx-ts ${e.message}\n\n${command.help}`);
+      return 2;
+    }
+    const line = e instanceof UcxError ? `ucx-ts ${name}: ${e.code}: ${e.message}` : `ucx-ts ${name}: ${String(e)}`;
+    io.err(verbose && e instanceof Error && e.stack ? e.stack : line);
+    return 1;
+  }
+}

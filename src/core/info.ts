@@ -1,0 +1,102 @@
+/**
+ * What `ucx-ts info` reports: the UCX library in use, the runtime and FFI backend, the
+ * transports and devices UCX sees, the memory types a context supports, and whether a CUDA
+ * runtime is present.
+ */
+import { backend, platform, runtime, runtimeVersion, UCX_CONSTANTS as C } from "../ffi/index.ts";
+import { Context, type MemoryTypeName } from "./context.ts";
+import { check, cudaRuntime, ucx } from "./library.ts";
+import { OutSlots } from "./out-slots.ts";
+import { listTransportResources, type TransportResource } from "./resources.ts";
+import { ucxVersion, type UcxVersion } from "./version.ts";
+
+export interface CudaInfo {
+  readonly available: boolean;
+  readonly library?: string;
+  readonly runtimeVersion?: number;
+  readonly driverVersion?: number;
+  readonly deviceCount?: number;
+  /** Why CUDA is not usable, when it is not. */
+  readonly reason?: string;
+}
+
+export interface InfoReport {
+  readonly ucx: UcxVersion & {
+    readonly libraries: Readonly<Record<string, string>>;
+    /** Highest thread mode the library supports (`ucp_lib_query`). */
+    readonly maxThreadLevel: "single" | "serialized" | "multi";
+  };
+  readonly runtime: { readonly name: string; readonly version: string; readonly ffi: string; readonly platform: string };
+  readonly transports: readonly TransportResource[];
+  readonly memoryTypes: readonly MemoryTypeName[];
+  readonly cuda: CudaInfo;
+}
+
+const THREAD_LEVELS = ["single", "serialized", "multi"] as const;
+
+export function collectInfo(): InfoReport {
+  const u = ucx();
+  const lib = u.struct("ucp_lib_attr_t");
+  lib.set("field_mask", C.UCP_LIB_ATTR_FIELD_MAX_THREAD_LEVEL);
+  check(u.ucp_lib_query(u.addressOf(lib.bytes)), "ucp_lib_query");
+
+  const context = new Context({ features: ["tag"] });
+  let memoryTypes: MemoryTypeName[];
+  try {
+    memoryTypes = context.memoryTypes;
+  } finally {
+    context.close();
+  }
+
+  return {
+    ucx: {
+      ...ucxVersion(),
+      libraries: { ...u.libraryPaths } as Record<string, string>,
+      maxThreadLevel: THREAD_LEVELS[lib.getNumber("max_thread_level")] ?? "single",
+    },
+    runtime: { name: runtime, version: runtimeVersion(), ffi: backend().name, platform: platform() },
+    transports: listTransportResources(),
+    memoryTypes,
+    cuda: cudaInfo(),
+  };
+}
+
+function cudaInfo(): CudaInfo {
+  const cuda = cudaRuntime();
+  if (!cuda) return { available: false, reason: "libcudart not found on the loader path" };
+  const out = new OutSlots(3);
+  cuda.cudaRuntimeGetVersion(out.address(0));
+  cuda.cudaDriverGetVersion(out.address(1));
+  const status = cuda.cudaGetDeviceCount(out.address(2));
+  const base = { library: cuda.path, runtimeVersion: out.i32(0), driverVersion: out.i32(1) };
+  if (status !== 0) {
+    return { ...base, available: false, deviceCount: 0, reason: ucx().cString(cuda.cudaGetErrorString(status)) ?? `CUDA error ${status}` };
+  }
+  return { ...base, available: out.i32(2) > 0, deviceCount: out.i32(2) };
+}
+
+/** The report as text, grouped like `ucx_info -d` (memory domain, then transport/device). */
+export function formatInfo(r: InfoReport): string {
+  const lines: string[] = [];
+  lines.push(`UCX ${r.ucx.text} (API ${r.ucx.major}.${r.ucx.minor}, max thread level ${r.ucx.maxThreadLevel})`);
+  for (const [name, path] of Object.entries(r.ucx.libraries)) lines.push(`  lib${name}: ${path}`);
+  lines.push(`Runtime: ${r.runtime.name} ${r.runtime.version} on ${r.runtime.platform}, FFI: ${r.runtime.ffi}`);
+  lines.push(`Memory types: ${r.memoryTypes.join(", ")}`);
+  const cuda = r.cuda;
+  lines.push(
+    cuda.available
+      ? `CUDA: ${cuda.deviceCount} device(s), runtime ${cuda.runtimeVersion}, driver ${cuda.driverVersion} (${cuda.library})`
+      : `CUDA: not available (${cuda.reason})`,
+  );
+  lines.push("Transports:");
+  const width = Math.max(...r.transports.map((t) => `${t.transport}/${t.device}`.length), 10);
+  let md = "";
+  for (const t of r.transports) {
+    if (t.memoryDomain !== md) {
+      md = t.memoryDomain;
+      lines.push(`  memory domain ${md} (component ${t.component})`);
+    }
+    lines.push(`    ${`${t.transport}/${t.device}`.padEnd(width)}  ${t.deviceType}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,41 @@
+/**
+ * The contract every runtime backend fulfils. A backend turns the declarative tables
+ * (`symbols.ts`) into plain JavaScript functions taking and returning Numbers, and gives the
+ * few memory primitives the layers above need: the address of JavaScript memory, and a view of
+ * C memory. It knows nothing about UCX.
+ */
+import type { SymbolDef } from "./symbols.ts";
+import type { Pointer } from "./types.ts";
+import type { RuntimeName } from "./runtime.ts";
+
+/** Anything whose bytes can be handed to C. */
+export type BufferSource = ArrayBufferView | ArrayBuffer | SharedArrayBuffer;
+
+// deno-lint-ignore no-explicit-any
+export type NativeFunction = (...args: any[]) => any;
+
+export interface OpenedLibrary {
+  readonly path: string;
+  /** One callable per symbol asked for, under the symbol's name. */
+  readonly functions: Record<string, NativeFunction>;
+  close(): void;
+}
+
+export interface Backend {
+  readonly runtime: RuntimeName;
+  /** Human name of the FFI in use: `koffi`, `Deno.dlopen`, `bun:ffi`. */
+  readonly name: string;
+  /**
+   * Open a shared library by path or soname and bind the given symbols; throws the runtime's
+   * own error when the library or a symbol is missing.
+   */
+  open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary;
+  /**
+   * Address of the first byte of JavaScript memory. The address keeps nothing alive: the
+   * caller must hold `buffer` until C is done with it (ffi-facts.md: a collected buffer was
+   * written by UCX after GC freed it). Zero-length memory gives NULL.
+   */
+  addressOf(buffer: BufferSource): Pointer;
+  /** An ArrayBuffer over C memory, without copying. Valid only while the C memory is. */
+  view(address: Pointer, byteLength: number): ArrayBuffer;
+}

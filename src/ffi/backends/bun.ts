@@ -1,0 +1,74 @@
+/**
+ * Bun backend: `bun:ffi`. Pointers and 64-bit results use Bun's `*_fast` types, which give a
+ * Number whenever the value fits (always, for user-space addresses and status pointers).
+ */
+import { createRequire } from "node:module";
+import type { Backend, BufferSource, NativeFunction, OpenedLibrary } from "../backend.ts";
+import type { SymbolDef } from "../symbols.ts";
+import type { CType } from "../types.ts";
+import { cstringArgs, withCStrings } from "./cstring.ts";
+
+const BUN_ARG: Record<CType, string> = {
+  void: "void",
+  i8: "i8",
+  u8: "u8",
+  i16: "i16",
+  u16: "u16",
+  i32: "i32",
+  u32: "u32",
+  i64: "i64",
+  u64: "u64",
+  usize: "u64",
+  f64: "f64",
+  ptr: "i64",
+  cstr: "ptr",
+  status: "i8",
+};
+
+const BUN_RESULT: Record<CType, string> = {
+  ...BUN_ARG,
+  i64: "i64_fast",
+  u64: "u64_fast",
+  usize: "u64_fast",
+  ptr: "i64_fast",
+};
+
+interface BunFfi {
+  dlopen(path: string, defs: Record<string, { args: string[]; returns: string }>): {
+    symbols: Record<string, (...a: unknown[]) => unknown>;
+    close(): void;
+  };
+  ptr(view: ArrayBufferView): number;
+  toArrayBuffer(ptr: number, offset: number, len: number): ArrayBuffer;
+}
+
+export function createBunBackend(): Backend {
+  // `bun:ffi` exists only under Bun; requiring it here keeps the other runtimes from seeing it.
+  const ffi = createRequire(import.meta.url)("bun:ffi") as BunFfi;
+
+  return {
+    runtime: "bun",
+    name: "bun:ffi",
+    open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary {
+      const defs: Record<string, { args: string[]; returns: string }> = {};
+      for (const [name, def] of Object.entries(symbols)) {
+        defs[name] = { args: def.args.map((t) => BUN_ARG[t]), returns: BUN_RESULT[def.result] };
+      }
+      const lib = ffi.dlopen(path, defs);
+      const functions: Record<string, NativeFunction> = {};
+      for (const [name, def] of Object.entries(symbols)) {
+        functions[name] = withCStrings(lib.symbols[name]!, cstringArgs(def.args));
+      }
+      return { path, functions, close: () => lib.close() };
+    },
+    addressOf(buffer: BufferSource): number {
+      const view = ArrayBuffer.isView(buffer) ? buffer : new Uint8Array(buffer);
+      if (view.byteLength === 0) return 0;
+      return ffi.ptr(view);
+    },
+    view(address: number, byteLength: number): ArrayBuffer {
+      if (byteLength === 0) return new ArrayBuffer(0);
+      return ffi.toArrayBuffer(address, 0, byteLength);
+    },
+  };
+}

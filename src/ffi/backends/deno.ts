@@ -1,0 +1,70 @@
+/**
+ * Deno backend: `Deno.dlopen`. Deno returns every 64-bit integer (and `isize` pointers) as a
+ * BigInt, so results of those types are turned into Numbers here; `cstr` arguments go as
+ * NUL-terminated byte buffers.
+ */
+import type { Backend, BufferSource, NativeFunction, OpenedLibrary } from "../backend.ts";
+import type { SymbolDef } from "../symbols.ts";
+import type { CType } from "../types.ts";
+import { cstringArgs, toNumberIfSafe, withCStrings } from "./cstring.ts";
+
+const DENO_TYPE: Record<CType, string> = {
+  void: "void",
+  i8: "i8",
+  u8: "u8",
+  i16: "i16",
+  u16: "u16",
+  i32: "i32",
+  u32: "u32",
+  i64: "i64",
+  u64: "u64",
+  usize: "usize",
+  f64: "f64",
+  ptr: "isize",
+  cstr: "buffer",
+  status: "i8",
+};
+
+// Only the slice of the Deno namespace this file uses.
+interface DenoFfi {
+  dlopen(path: string, defs: Record<string, { parameters: string[]; result: string }>): {
+    symbols: Record<string, (...a: unknown[]) => unknown>;
+    close(): void;
+  };
+  UnsafePointer: { of(b: BufferSource): unknown; value(p: unknown): bigint | number; create(v: bigint): unknown };
+  UnsafePointerView: { getArrayBuffer(p: unknown, len: number): ArrayBuffer };
+}
+
+export function createDenoBackend(): Backend {
+  const D = (globalThis as unknown as { Deno: DenoFfi }).Deno;
+
+  return {
+    runtime: "deno",
+    name: "Deno.dlopen",
+    open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary {
+      const defs: Record<string, { parameters: string[]; result: string }> = {};
+      for (const [name, def] of Object.entries(symbols)) {
+        defs[name] = { parameters: def.args.map((t) => DENO_TYPE[t]), result: DENO_TYPE[def.result] };
+      }
+      const lib = D.dlopen(path, defs);
+      const functions: Record<string, NativeFunction> = {};
+      for (const [name, def] of Object.entries(symbols)) {
+        const fn = withCStrings(lib.symbols[name]!, cstringArgs(def.args));
+        if (def.result === "ptr") functions[name] = (...a: unknown[]) => Number(fn(...a) as bigint);
+        else if (def.result === "i64" || def.result === "u64" || def.result === "usize") {
+          functions[name] = (...a: unknown[]) => toNumberIfSafe(fn(...a) as bigint);
+        } else functions[name] = fn;
+      }
+      return { path, functions, close: () => lib.close() };
+    },
+    addressOf(buffer: BufferSource): number {
+      const view = ArrayBuffer.isView(buffer) ? buffer : new Uint8Array(buffer);
+      if (view.byteLength === 0) return 0;
+      return Number(D.UnsafePointer.value(D.UnsafePointer.of(view)));
+    },
+    view(address: number, byteLength: number): ArrayBuffer {
+      if (byteLength === 0) return new ArrayBuffer(0);
+      return D.UnsafePointerView.getArrayBuffer(D.UnsafePointer.create(BigInt(address)), byteLength);
+    },
+  };
+}

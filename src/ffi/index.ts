@@ -1,0 +1,23 @@
+/**
+ * The FFI layer's public face. Above this folder, code imports from here only, and never
+ * `koffi`, `Deno` or `bun:ffi`.
+ */
+export type { Pointer, CType } from "./types.ts";
+export { NULL, C_SIZE } from "./types.ts";
+export type { Backend, BufferSource } from "./backend.ts";
+export { symbols, cudaSymbols, type LibraryName, type SymbolDef } from "./symbols.ts";
+export { layouts, type LayoutName, type LayoutDef, type FieldDef } from "./layouts.ts";
+export { Struct } from "./struct.ts";
+export { UCS_STATUS, UCX_CONSTANTS, MEMORY_TYPE_NAMES, DEVICE_TYPE_NAMES, ptrIsError, type UcsStatusName } from "./constants.ts";
+export { runtime, runtimeVersion, getEnv, platform, type RuntimeName } from "./runtime.ts";
+export {
+  openUcx,
+  openCudaRuntime,
+  backend,
+  LibraryLoadError,
+  LIBRARY_FILES,
+  type Ucx,
+  type CudaRuntime,
+  type LoadAttempt,
+  type OpenOptions,
+} from "./load.ts";

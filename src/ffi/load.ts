@@ -1,0 +1,135 @@
+/**
+ * Opening the libraries: which backend, which files, and what went wrong when they are not
+ * there. The result is one object with a typed function per symbol of `symbols.ts` and the
+ * backend's memory primitives.
+ */
+import type { Backend, BufferSource } from "./backend.ts";
+import { createBunBackend } from "./backends/bun.ts";
+import { createDenoBackend } from "./backends/deno.ts";
+import { createKoffiBackend } from "./backends/koffi.ts";
+import { layouts, type LayoutName } from "./layouts.ts";
+import { runtime } from "./runtime.ts";
+import { Struct } from "./struct.ts";
+import { cudaSymbols, symbols, type LibraryName, type SymbolDef, type SymbolTable } from "./symbols.ts";
+import type { ArgValue, CType, Pointer, ResultValue } from "./types.ts";
+
+/** The soname(s) tried for each library, in order. */
+export const LIBRARY_FILES: Record<LibraryName, readonly string[]> = {
+  ucs: ["libucs.so.0"],
+  uct: ["libuct.so.0"],
+  ucp: ["libucp.so.0"],
+  c: ["libc.so.6"],
+  cudart: ["libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"],
+};
+
+/** UCX's libraries, in dependency order: ucp needs ucs and uct already mapped. */
+const UCX_LIBRARIES: readonly LibraryName[] = ["ucs", "uct", "ucp"];
+
+type ArgsOf<A extends readonly CType[]> = { -readonly [I in keyof A]: ArgValue<A[I] & CType> };
+type Fn<D extends SymbolDef> = (...args: ArgsOf<D["args"]>) => ResultValue<D["result"]>;
+
+export type Functions<T extends SymbolTable> = { readonly [K in keyof T]: Fn<T[K]> };
+
+/** Everything ucx-ts calls in C, bound for the current runtime. */
+export interface Ucx extends Functions<typeof symbols> {
+  readonly backend: Backend;
+  /** Which file each library was opened from. */
+  readonly libraryPaths: Readonly<Partial<Record<LibraryName, string>>>;
+  addressOf(buffer: BufferSource): Pointer;
+  view(address: Pointer, byteLength: number): ArrayBuffer;
+  /** A zeroed struct in JavaScript memory. */
+  struct<N extends LayoutName>(name: N): Struct<N>;
+  /** A struct living in C memory at `address` (element `index` of an array of them). */
+  structAt<N extends LayoutName>(name: N, address: Pointer, index?: number): Struct<N>;
+  /** A NUL-terminated C string at `address` (null for NULL). */
+  cString(address: Pointer): string | null;
+}
+
+export type CudaRuntime = Functions<typeof cudaSymbols> & { readonly path: string };
+
+/** One place a library was looked for, and why it was not usable. */
+export interface LoadAttempt {
+  readonly path: string;
+  readonly reason: string;
+}
+
+/** Raised when a library cannot be opened; `src/core` turns it into a `UcxError`. */
+export class LibraryLoadError extends Error {
+  constructor(
+    readonly library: LibraryName,
+    readonly attempts: readonly LoadAttempt[],
+  ) {
+    super(`cannot load ${library}: ` + attempts.map((a) => `${a.path}: ${a.reason}`).join("; "));
+    this.name = "LibraryLoadError";
+  }
+}
+
+let backendInstance: Backend | undefined;
+
+/** The backend for this runtime, created once per thread. */
+export function backend(): Backend {
+  if (!backendInstance) {
+    backendInstance =
+      runtime === "deno" ? createDenoBackend() : runtime === "bun" ? createBunBackend() : createKoffiBackend();
+  }
+  return backendInstance;
+}
+
+function symbolsOf(table: SymbolTable, lib: LibraryName): Record<string, SymbolDef> {
+  return Object.fromEntries(Object.entries(table).filter(([, d]) => d.lib === lib));
+}
+
+function candidates(lib: LibraryName, libDir: string | undefined): string[] {
+  // An explicit directory is authoritative for UCX's own libraries: falling back to the
+  // system copy would hide a misconfiguration (and makes the empty-directory test mean
+  // something). libc and libcudart always come from the system loader path.
+  const dir = lib === "c" || lib === "cudart" ? undefined : libDir;
+  return LIBRARY_FILES[lib].map((f) => (dir ? `${dir.replace(/\/+$/, "")}/${f}` : f));
+}
+
+function openOne(b: Backend, table: SymbolTable, lib: LibraryName, libDir: string | undefined) {
+  const attempts: LoadAttempt[] = [];
+  for (const path of candidates(lib, libDir)) {
+    try {
+      return b.open(path, symbolsOf(table, lib));
+    } catch (e) {
+      attempts.push({ path, reason: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  throw new LibraryLoadError(lib, attempts);
+}
+
+export interface OpenOptions {
+  /** Directory holding libucs/libuct/libucp; unset means the system loader path. */
+  readonly libDir?: string;
+}
+
+/** Open UCX (and libc) and bind every symbol of the table. Throws `LibraryLoadError`. */
+export function openUcx(options: OpenOptions = {}): Ucx {
+  const b = backend();
+  const functions: Record<string, unknown> = {};
+  const libraryPaths: Partial<Record<LibraryName, string>> = {};
+  for (const lib of [...UCX_LIBRARIES, "c"] as LibraryName[]) {
+    const opened = openOne(b, symbols, lib, options.libDir);
+    Object.assign(functions, opened.functions);
+    libraryPaths[lib] = opened.path;
+  }
+  const decoder = new TextDecoder();
+  const strlen = functions.strlen as (p: Pointer) => number;
+  return {
+    ...(functions as unknown as Functions<typeof symbols>),
+    backend: b,
+    libraryPaths,
+    addressOf: (buffer) => b.addressOf(buffer),
+    view: (address, byteLength) => b.view(address, byteLength),
+    struct: (name) => new Struct(name),
+    structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size)),
+    cString: (address) => (address === 0 ? null : decoder.decode(new Uint8Array(b.view(address, strlen(address))))),
+  };
+}
+
+/** Open libcudart, if present. Throws `LibraryLoadError` when it is not. */
+export function openCudaRuntime(): CudaRuntime {
+  const opened = openOne(backend(), cudaSymbols, "cudart", undefined);
+  return { ...(opened.functions as unknown as Functions<typeof cudaSymbols>), path: opened.path };
+}

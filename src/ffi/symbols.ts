@@ -1,0 +1,112 @@
+/**
+ * THE table of C functions ucx-ts calls. One line per function: which library exports it, its
+ * argument types and its result type, in the vocabulary of `types.ts`. The three backends
+ * (koffi, Deno, Bun) are generated from this table and nothing else, and the dev-time check
+ * (`scripts/check-layout.ts`) links a C program against every symbol listed here.
+ *
+ * Conventions:
+ * - `ucs_status_t` results are `status` (one signed byte on UCX's ABI, ffi-facts.md).
+ * - `ucs_status_ptr_t` results are `ptr`: a request pointer, NULL, or a status in -1..-100
+ *   (see `UCS_PTR_IS_ERR` in `constants.ts`).
+ * - Out-parameters (`ucp_context_h *`, `size_t *`, ...) are `ptr` to scratch memory.
+ * - `ucp_init` is a static inline in ucp.h; the exported symbol is `ucp_init_version`.
+ */
+import type { CType } from "./types.ts";
+
+/** Which shared library a symbol lives in. */
+export type LibraryName = "ucs" | "ucp" | "uct" | "c" | "cudart";
+
+export interface SymbolDef {
+  readonly lib: LibraryName;
+  readonly args: readonly CType[];
+  readonly result: CType;
+}
+
+export const symbols = {
+  // --- libucs: status strings and memory-type names -------------------------------------
+  ucs_status_string: { lib: "ucs", args: ["status"], result: "ptr" },
+
+  // --- libucp: library and context ------------------------------------------------------
+  ucp_get_version: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "void" },
+  ucp_get_version_string: { lib: "ucp", args: [], result: "ptr" },
+  ucp_lib_query: { lib: "ucp", args: ["ptr"], result: "status" },
+  ucp_config_read: { lib: "ucp", args: ["cstr", "cstr", "ptr"], result: "status" },
+  ucp_config_modify: { lib: "ucp", args: ["ptr", "cstr", "cstr"], result: "status" },
+  ucp_config_release: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_init_version: { lib: "ucp", args: ["u32", "u32", "ptr", "ptr", "ptr"], result: "status" },
+  ucp_cleanup: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_context_query: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_context_print_info: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+
+  // --- libucp: worker -------------------------------------------------------------------
+  ucp_worker_create: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_worker_destroy: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_worker_query: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_worker_print_info: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+  ucp_worker_progress: { lib: "ucp", args: ["ptr"], result: "u32" },
+  ucp_worker_get_efd: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_worker_arm: { lib: "ucp", args: ["ptr"], result: "status" },
+  ucp_worker_wait: { lib: "ucp", args: ["ptr"], result: "status" },
+  ucp_worker_signal: { lib: "ucp", args: ["ptr"], result: "status" },
+  ucp_worker_get_address: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_worker_release_address: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+  ucp_worker_flush_nbx: { lib: "ucp", args: ["ptr", "ptr"], result: "ptr" },
+
+  // --- libucp: endpoints and listeners --------------------------------------------------
+  ucp_ep_create: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_ep_close_nbx: { lib: "ucp", args: ["ptr", "ptr"], result: "ptr" },
+  ucp_ep_flush_nbx: { lib: "ucp", args: ["ptr", "ptr"], result: "ptr" },
+  ucp_ep_print_info: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+  ucp_listener_create: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_listener_destroy: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_listener_query: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_listener_reject: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_conn_request_query: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+
+  // --- libucp: tag and stream transfers, requests ---------------------------------------
+  // The tag and tag mask are declared i64 so that a full mask can be passed as -1 without a
+  // BigInt (ffi-facts.md); the bits are the same as the u64 UCX expects.
+  ucp_tag_send_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "i64", "ptr"], result: "ptr" },
+  ucp_tag_recv_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "i64", "i64", "ptr"], result: "ptr" },
+  ucp_tag_probe_nb: { lib: "ucp", args: ["ptr", "i64", "i64", "i32", "ptr"], result: "ptr" },
+  ucp_tag_msg_recv_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "ptr", "ptr"], result: "ptr" },
+  ucp_tag_recv_request_test: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_stream_send_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "ptr"], result: "ptr" },
+  ucp_stream_recv_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "ptr", "ptr"], result: "ptr" },
+  ucp_stream_recv_request_test: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_request_check_status: { lib: "ucp", args: ["ptr"], result: "status" },
+  ucp_request_cancel: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+  ucp_request_free: { lib: "ucp", args: ["ptr"], result: "void" },
+
+  // --- libuct: resource discovery (what `ucx_info -d` lists) ----------------------------
+  uct_query_components: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_release_component_list: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_component_query: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_md_config_read: { lib: "uct", args: ["ptr", "cstr", "cstr", "ptr"], result: "status" },
+  uct_config_release: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_md_open: { lib: "uct", args: ["ptr", "cstr", "ptr", "ptr"], result: "status" },
+  uct_md_close: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_md_query_tl_resources: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "status" },
+  uct_release_tl_resource_list: { lib: "uct", args: ["ptr"], result: "void" },
+
+  // --- libc: native scratch memory and in-memory FILE streams for UCX's print functions --
+  malloc: { lib: "c", args: ["usize"], result: "ptr" },
+  calloc: { lib: "c", args: ["usize", "usize"], result: "ptr" },
+  free: { lib: "c", args: ["ptr"], result: "void" },
+  strlen: { lib: "c", args: ["ptr"], result: "usize" },
+  open_memstream: { lib: "c", args: ["ptr", "ptr"], result: "ptr" },
+  fclose: { lib: "c", args: ["ptr"], result: "i32" },
+} as const satisfies Record<string, SymbolDef>;
+
+/**
+ * Optional CUDA runtime symbols. libcudart is loaded lazily, only when something asks for
+ * GPU memory, so that hosts without CUDA never touch it.
+ */
+export const cudaSymbols = {
+  cudaRuntimeGetVersion: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaDriverGetVersion: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaGetDeviceCount: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaGetErrorString: { lib: "cudart", args: ["i32"], result: "ptr" },
+} as const satisfies Record<string, SymbolDef>;
+
+export type SymbolTable = Readonly<Record<string, SymbolDef>>;

@@ -1,0 +1,10 @@
+/**
+ * ucx-ts: UCX for Node, Deno and Bun through each runtime's FFI.
+ */
+export { UcxError, statusName, type UcxTsErrorCode } from "./core/errors.ts";
+export { ucx, check, cudaRuntime, LIBDIR_ENV, INSTALL_HINT } from "./core/library.ts";
+export { ucxVersion, type UcxVersion } from "./core/version.ts";
+export { Context, DEFAULT_FEATURES, type ContextOptions, type Feature, type MemoryTypeName } from "./core/context.ts";
+export { listTransportResources, type TransportResource } from "./core/resources.ts";
+export { collectInfo, formatInfo, type InfoReport, type CudaInfo } from "./core/info.ts";
+export { UCS_STATUS, runtime, type Pointer, type UcsStatusName, type RuntimeName } from "./ffi/index.ts";

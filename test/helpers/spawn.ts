@@ -1,0 +1,53 @@
+/**
+ * Running a TypeScript file in a child process of the same runtime as the test (Node through
+ * tsx, Deno, Bun), with a watchdog so a hung peer fails the test instead of hanging the suite.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { runtime } from "../../src/ffi/index.ts";
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** argv to run `script` (path relative to the repo root) under the current runtime. */
+export function runtimeArgv(script: string): [string, ...string[]] {
+  if (runtime === "deno") return [process.execPath, "run", "-A", script];
+  if (runtime === "bun") return [process.execPath, script];
+  return [process.execPath, "--import", "tsx", script];
+}
+
+export interface ChildResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runScript(
+  script: string,
+  args: readonly string[] = [],
+  options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<ChildResult> {
+  const [cmd, ...pre] = runtimeArgv(script);
+  const env = { ...process.env, ...options.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, [...pre, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const watchdog = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${script} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(watchdog);
+      reject(e);
+    });
+    child.on("close", (code) => {
+      clearTimeout(watchdog);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
