@@ -1,0 +1,38 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { repoRoot, runScript } from "./helpers/spawn.ts";
+
+// The built package (dist/, made by tsup in `npm test` before the suites run), loaded the way
+// users load it: ESM import, CommonJS require, and the `ucx-ts` bin.
+const test = suite("package");
+const dist = join(repoRoot, "dist");
+
+test("dist/ exists (npm test builds it before running the suites)", () => {
+  assert.ok(existsSync(join(dist, "index.js")), "run `npx tsup` first");
+  assert.ok(existsSync(join(dist, "index.d.ts")));
+  assert.ok(existsSync(join(dist, "index.cjs")));
+});
+
+test("ESM entry exports the API and reads the UCX version", async () => {
+  const m = await import(pathToFileURL(join(dist, "index.js")).href);
+  assert.type(m.Context, "function");
+  assert.match(m.ucxVersion().text, /^\d+\.\d+\.\d+/);
+});
+
+test("CommonJS entry exports the API and reads the UCX version", () => {
+  const m = createRequire(import.meta.url)(join(dist, "index.cjs"));
+  assert.type(m.UcxError, "function");
+  assert.match(m.ucxVersion().text, /^\d+\.\d+\.\d+/);
+});
+
+test("the ucx-ts bin runs info --json", async () => {
+  const r = await runScript("bin/ucx-ts.mjs", ["info", "--json"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.ok(Array.isArray(JSON.parse(r.stdout).transports));
+});
+
+test.run();
