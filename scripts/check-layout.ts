@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { C_SIZE } from "../src/ffi/types.ts";
-import { layouts } from "../src/ffi/layouts.ts";
+import { layouts, type LayoutDef } from "../src/ffi/layouts.ts";
 import { UCS_STATUS, UCX_CONSTANTS } from "../src/ffi/constants.ts";
 import { symbols } from "../src/ffi/symbols.ts";
 
@@ -36,7 +36,7 @@ const fact = (key: string, cExpr: string, value: number) => {
   lines.push(`  printf("%s %lld\\n", "${key}", (long long)(${cExpr}));`);
 };
 
-for (const [name, layout] of Object.entries(layouts)) {
+for (const [name, layout] of Object.entries(layouts as Record<string, LayoutDef>)) {
   fact(`sizeof(${name})`, `sizeof(${name})`, layout.size);
   for (const [field, def] of Object.entries(layout.fields)) {
     fact(`offsetof(${name},${field})`, `offsetof(${name}, ${field})`, def.offset);

@@ -1,12 +1,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { C_SIZE, layouts, Struct } from "../../src/ffi/index.ts";
+import { C_SIZE, layouts, Struct, type LayoutDef } from "../../src/ffi/index.ts";
 import { ucx } from "../../src/index.ts";
 
 const test = suite("ffi/struct");
 
 test("every layout is self-consistent: fields aligned, inside the struct, not overlapping", () => {
-  for (const [name, layout] of Object.entries(layouts)) {
+  for (const [name, layout] of Object.entries(layouts as Record<string, LayoutDef>)) {
     const spans = Object.entries(layout.fields).map(([field, f]) => {
       const size = C_SIZE[f.type] * (f.count ?? 1);
       assert.ok(f.offset % C_SIZE[f.type] === 0, `${name}.${field} misaligned`);
