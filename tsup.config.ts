@@ -1,9 +1,9 @@
 import { defineConfig } from "tsup";
 
-// ESM + CJS + .d.ts for the library, and the CLI as its own entry. The progress thread's entry
-// (next issue) will be another entry here, since a worker loads it by file.
+// ESM + CJS + .d.ts for the library, and the CLI as its own entry. The progress thread is an
+// entry of its own: a worker thread loads it by file, next to the chunk that starts it.
 export default defineConfig({
-  entry: { index: "src/index.ts", cli: "src/cli/index.ts" },
+  entry: { index: "src/index.ts", cli: "src/cli/index.ts", "progress-thread": "src/core/engine/progress-thread.ts" },
   format: ["esm", "cjs"],
   dts: { entry: { index: "src/index.ts" } },
   platform: "node",

@@ -36,6 +36,8 @@ export interface UcxErrorOptions {
   readonly status?: number;
   readonly statusText?: string;
   readonly cause?: unknown;
+  /** For UCS_ERR_MESSAGE_TRUNCATED: the size of the message that did not fit. */
+  readonly incomingLength?: number;
 }
 
 export class UcxError extends Error {
@@ -45,6 +47,8 @@ export class UcxError extends Error {
   readonly status: number | undefined;
   /** `ucs_status_string(status)`: UCX's own words for it. */
   readonly statusText: string | undefined;
+  /** For UCS_ERR_MESSAGE_TRUNCATED: the size of the message that did not fit, when UCX tells. */
+  readonly incomingLength: number | undefined;
 
   constructor(code: string, message: string, options: UcxErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -52,6 +56,7 @@ export class UcxError extends Error {
     this.code = code;
     this.status = options.status;
     this.statusText = options.statusText;
+    this.incomingLength = options.incomingLength;
   }
 
   /**

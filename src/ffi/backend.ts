@@ -5,7 +5,7 @@
  * C memory. It knows nothing about UCX.
  */
 import type { SymbolDef } from "./symbols.ts";
-import type { Pointer } from "./types.ts";
+import type { CType, Pointer } from "./types.ts";
 import type { RuntimeName } from "./runtime.ts";
 
 /** Anything whose bytes can be handed to C. */
@@ -38,4 +38,20 @@ export interface Backend {
   addressOf(buffer: BufferSource): Pointer;
   /** An ArrayBuffer over C memory, without copying. Valid only while the C memory is. */
   view(address: Pointer, byteLength: number): ArrayBuffer;
+  /**
+   * A C function pointer that calls `fn`. It must be called on the thread that created it
+   * (UCX calls ours from inside `ucp_worker_progress` on the thread that owns the worker);
+   * pointer arguments arrive as Numbers. `close()` frees it: only once C can no longer call it.
+   */
+  callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
+}
+
+export interface CallbackDef {
+  readonly args: readonly CType[];
+  readonly result: CType;
+}
+
+export interface NativeCallback {
+  readonly address: Pointer;
+  close(): void;
 }

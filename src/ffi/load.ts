@@ -3,7 +3,7 @@
  * there. The result is one object with a typed function per symbol of `symbols.ts` and the
  * backend's memory primitives.
  */
-import type { Backend, BufferSource } from "./backend.ts";
+import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction } from "./backend.ts";
 import { createBunBackend } from "./backends/bun.ts";
 import { createDenoBackend } from "./backends/deno.ts";
 import { createKoffiBackend } from "./backends/koffi.ts";
@@ -43,6 +43,8 @@ export interface Ucx extends Functions<typeof symbols> {
   structAt<N extends LayoutName>(name: N, address: Pointer, index?: number): Struct<N>;
   /** A NUL-terminated C string at `address` (null for NULL). */
   cString(address: Pointer): string | null;
+  /** A C function pointer calling `fn` (see `Backend.callback`). */
+  callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
 }
 
 export type CudaRuntime = Functions<typeof cudaSymbols> & { readonly path: string };
@@ -124,6 +126,7 @@ export function openUcx(options: OpenOptions = {}): Ucx {
     view: (address, byteLength) => b.view(address, byteLength),
     struct: (name) => new Struct(name),
     structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size)),
+    callback: (signature, fn) => b.callback(signature, fn),
     cString: (address) => (address === 0 ? null : decoder.decode(new Uint8Array(b.view(address, strlen(address))))),
   };
 }

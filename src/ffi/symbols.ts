@@ -110,3 +110,14 @@ export const cudaSymbols = {
 } as const satisfies Record<string, SymbolDef>;
 
 export type SymbolTable = Readonly<Record<string, SymbolDef>>;
+
+/**
+ * C callback types UCX calls back through. They fire inside `ucp_worker_progress`, on the
+ * thread that owns the worker, which is where they are created.
+ */
+export const callbackTypes = {
+  /** `void (*)(ucp_conn_request_h conn_request, void *arg)` */
+  ucp_listener_conn_callback_t: { args: ["ptr", "ptr"], result: "void" },
+  /** `void (*)(void *arg, ucp_ep_h ep, ucs_status_t status)` */
+  ucp_err_handler_cb_t: { args: ["ptr", "ptr", "status"], result: "void" },
+} as const;

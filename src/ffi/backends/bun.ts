@@ -3,7 +3,7 @@
  * Number whenever the value fits (always, for user-space addresses and status pointers).
  */
 import { createRequire } from "node:module";
-import type { Backend, BufferSource, NativeFunction, OpenedLibrary } from "../backend.ts";
+import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction, OpenedLibrary } from "../backend.ts";
 import type { SymbolDef } from "../symbols.ts";
 import type { CType } from "../types.ts";
 import { cstringArgs, withCStrings } from "./cstring.ts";
@@ -40,6 +40,7 @@ interface BunFfi {
   };
   ptr(view: ArrayBufferView): number;
   toArrayBuffer(ptr: number, offset: number, len: number): ArrayBuffer;
+  JSCallback: new (fn: NativeFunction, def: { args: string[]; returns: string }) => { ptr: number; close(): void };
 }
 
 export function createBunBackend(): Backend {
@@ -69,6 +70,12 @@ export function createBunBackend(): Backend {
     view(address: number, byteLength: number): ArrayBuffer {
       if (byteLength === 0) return new ArrayBuffer(0);
       return ffi.toArrayBuffer(address, 0, byteLength);
+    },
+    callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
+      // Pointer arguments are declared i64 and may arrive as BigInt: pass them on as Numbers.
+      const wrapped = (...a: unknown[]) => fn(...a.map((v) => (typeof v === "bigint" ? Number(v) : v)));
+      const cb = new ffi.JSCallback(wrapped, { args: signature.args.map((t) => BUN_ARG[t]), returns: BUN_ARG[signature.result] });
+      return { address: cb.ptr, close: () => cb.close() };
     },
   };
 }

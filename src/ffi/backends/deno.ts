@@ -3,7 +3,7 @@
  * BigInt, so results of those types are turned into Numbers here; `cstr` arguments go as
  * NUL-terminated byte buffers.
  */
-import type { Backend, BufferSource, NativeFunction, OpenedLibrary } from "../backend.ts";
+import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction, OpenedLibrary } from "../backend.ts";
 import type { SymbolDef } from "../symbols.ts";
 import type { CType } from "../types.ts";
 import { cstringArgs, toNumberIfSafe, withCStrings } from "./cstring.ts";
@@ -33,6 +33,10 @@ interface DenoFfi {
   };
   UnsafePointer: { of(b: BufferSource): unknown; value(p: unknown): bigint | number; create(v: bigint): unknown };
   UnsafePointerView: { getArrayBuffer(p: unknown, len: number): ArrayBuffer };
+  UnsafeCallback: new (
+    def: { parameters: string[]; result: string },
+    fn: NativeFunction,
+  ) => { pointer: unknown; close(): void };
 }
 
 export function createDenoBackend(): Backend {
@@ -65,6 +69,15 @@ export function createDenoBackend(): Backend {
     view(address: number, byteLength: number): ArrayBuffer {
       if (byteLength === 0) return new ArrayBuffer(0);
       return D.UnsafePointerView.getArrayBuffer(D.UnsafePointer.create(BigInt(address)), byteLength);
+    },
+    callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
+      // `isize` pointer arguments arrive as BigInt: hand them on as Numbers like every result.
+      const wrapped = (...a: unknown[]) => fn(...a.map((v) => (typeof v === "bigint" ? Number(v) : v)));
+      const cb = new D.UnsafeCallback(
+        { parameters: signature.args.map((t) => DENO_TYPE[t]), result: DENO_TYPE[signature.result] },
+        wrapped,
+      );
+      return { address: Number(D.UnsafePointer.value(cb.pointer)), close: () => cb.close() };
     },
   };
 }

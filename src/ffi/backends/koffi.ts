@@ -4,7 +4,7 @@
  * holding an error comes back as a small negative Number.
  */
 import { createRequire } from "node:module";
-import type { Backend, BufferSource, NativeFunction, OpenedLibrary } from "../backend.ts";
+import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction, OpenedLibrary } from "../backend.ts";
 import type { SymbolDef } from "../symbols.ts";
 import type { CType } from "../types.ts";
 
@@ -29,6 +29,10 @@ interface Koffi {
   load(path: string): { func(name: string, result: string, args: string[]): (...a: unknown[]) => unknown; unload(): void };
   address(value: unknown): bigint;
   view(ptr: number, len: number): ArrayBuffer;
+  proto(result: string, args: string[]): unknown;
+  pointer(type: unknown): unknown;
+  register(fn: NativeFunction, type: unknown): unknown;
+  unregister(cb: unknown): void;
 }
 
 export function createKoffiBackend(): Backend {
@@ -61,6 +65,12 @@ export function createKoffiBackend(): Backend {
     },
     view(address: number, byteLength: number): ArrayBuffer {
       return koffi.view(address, byteLength);
+    },
+    callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
+      // An anonymous prototype: named koffi types are global per thread and may not repeat.
+      const type = koffi.pointer(koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
+      const cb = koffi.register(fn, type);
+      return { address: Number(koffi.address(cb)), close: () => koffi.unregister(cb) };
     },
   };
 }

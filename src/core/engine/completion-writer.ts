@@ -1,0 +1,49 @@
+/**
+ * The executor's side of the completion ring: writes each completion as a record, keeping any
+ * that do not fit (the application thread is slow to drain) in order until there is space.
+ */
+import type { Completion } from "./executor.ts";
+import { DONE } from "./records.ts";
+import type { Ring } from "./ring.ts";
+
+export class CompletionWriter {
+  private readonly queue: Completion[] = [];
+  /** Records written since the last `takeWritten()`: the thread notifies when it is non-zero. */
+  private written = 0;
+
+  constructor(private readonly ring: Ring) {}
+
+  write(c: Completion): void {
+    if (this.queue.length > 0 || !this.tryWrite(c)) this.queue.push({ ...c });
+  }
+
+  flush(): void {
+    while (this.queue.length > 0 && this.tryWrite(this.queue[0]!)) this.queue.shift();
+  }
+
+  get backlog(): number {
+    return this.queue.length;
+  }
+
+  takeWritten(): number {
+    const n = this.written;
+    this.written = 0;
+    return n;
+  }
+
+  private tryWrite(c: Completion): boolean {
+    const ring = this.ring;
+    const w = ring.reserve();
+    if (w < 0) return false;
+    ring.f64[(w >> 1) + DONE.value] = c.value;
+    ring.u32[w + DONE.kind] = c.kind;
+    ring.u32[w + DONE.id] = c.id;
+    ring.i32[w + DONE.status] = c.status;
+    ring.u32[w + DONE.tagLo] = c.tagLo;
+    ring.u32[w + DONE.tagHi] = c.tagHi;
+    ring.u32[w + DONE.aux] = c.aux;
+    ring.publish();
+    this.written++;
+    return true;
+  }
+}

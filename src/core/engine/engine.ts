@@ -1,0 +1,63 @@
+/**
+ * What the application-thread objects (Worker, Endpoint, Listener) see of the progress
+ * engine, whatever the progress mode: they submit records and receive completion records.
+ *
+ * - `thread` (default): a progress thread owns UCX; records cross SharedArrayBuffer rings
+ *   (`threaded-engine.ts`, `progress-thread.ts`).
+ * - `polling`: the application thread owns UCX and drives it with `progress()`
+ *   (`inline-engine.ts`).
+ * - `blocking`: as polling, plus `wait()`, which sleeps in `ucp_worker_wait` until UCX has
+ *   an event.
+ */
+import type { Ring } from "./ring.ts";
+
+export type ProgressMode = "thread" | "polling" | "blocking";
+
+/** The fields of one submission (see records.ts); absent numbers are 0. */
+export interface Submission {
+  op: number;
+  request: number;
+  target: number;
+  address: number;
+  length: number;
+  handle: number;
+  flags: number;
+  tagLo: number;
+  tagHi: number;
+  maskLo: number;
+  maskHi: number;
+}
+
+export function submission(fields: Partial<Submission> & { op: number }): Submission {
+  return { request: 0, target: 0, address: 0, length: 0, handle: 0, flags: 0, tagLo: 0, tagHi: 0, maskLo: 0, maskHi: 0, ...fields };
+}
+
+/** Called for every completion record, with the ring and word index to read it at. */
+export type CompletionHandler = (ring: Ring, word: number) => void;
+
+export interface Engine {
+  readonly mode: ProgressMode;
+  /** Queue one submission. Never drops: a full ring queues it until there is space. */
+  submit(s: Submission): void;
+  /** Records submitted but not yet in the ring (back-pressure). */
+  readonly backlog: number;
+  /** Polling/blocking: run UCX once and deliver completions. Thread: deliver completions. */
+  progress(): number;
+  /** Blocking mode: sleep until UCX has an event, then progress. */
+  wait(): void;
+  /** Thread mode: keep delivering completions while work is outstanding (`active` true). */
+  setActive(active: boolean): void;
+  /** Stop the engine: cancels everything in flight, frees UCX. */
+  stop(): Promise<void>;
+}
+
+export interface EngineOptions {
+  readonly features: readonly import("../context.ts").Feature[];
+  readonly config: Readonly<Record<string, string | number | boolean>>;
+  /** Slots in the submission ring (and twice that in the completion ring). */
+  readonly ringSize: number;
+  /** Thread mode: microseconds the application thread spins for a completion before parking. */
+  readonly spinMicroseconds: number;
+  /** Thread mode: microseconds the progress thread stays busy-polling after its last work. */
+  readonly threadSpinMicroseconds: number;
+}

@@ -1,0 +1,493 @@
+/**
+ * The executor: the only code that calls UCX's data path. It owns the UCP context, worker,
+ * endpoints and listeners, turns submission records into UCX calls, keeps the UCX requests in
+ * flight, and reports each outcome as a completion record. It runs on whichever thread owns
+ * UCX: the progress thread (thread mode) or the application thread (polling and blocking
+ * modes), and it is the same code in both.
+ *
+ * Completion is detected without per-request C callbacks: after `ucp_worker_progress` the
+ * executor asks `ucp_request_check_status` of each request in flight (ffi-facts.md). The only
+ * C callbacks are UCX's listener connection handler and endpoint error handler, created here,
+ * on the owning thread, where UCX calls them from inside `ucp_worker_progress`.
+ */
+import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer, type Ucx } from "../../ffi/index.ts";
+import { Context, type Feature } from "../context.ts";
+import { check, ucx } from "../library.ts";
+import { capturePrint } from "../print-capture.ts";
+import { OutSlots } from "../out-slots.ts";
+import {
+  CLOSE_FLAG_FORCE,
+  CompletionKind,
+  EP_FLAG_ERR_PEER,
+  Op,
+  SUB,
+  tagArgument,
+  splitTag,
+} from "./records.ts";
+import type { Ring } from "./ring.ts";
+
+const UCS_OK = 0;
+const UCS_INPROGRESS = 1;
+const UCS_ERR_NO_MESSAGE = -1;
+const UCS_ERR_INVALID_PARAM = -5;
+const UCS_ERR_BUFFER_TOO_SMALL = -11;
+const UCS_ERR_NO_ELEM = -12;
+const UCS_ERR_CANCELED = -16;
+const UCS_ERR_NOT_CONNECTED = -24;
+
+export interface ExecutorOptions {
+  readonly features: readonly Feature[];
+  readonly config: Readonly<Record<string, string | number | boolean>>;
+}
+
+/** One completion, as the executor reports it; the mode writes it into the completion ring. */
+export interface Completion {
+  kind: CompletionKind;
+  id: number;
+  status: number;
+  value: number;
+  tagLo: number;
+  tagHi: number;
+  aux: number;
+}
+
+type InflightKind = "send" | "tagRecv" | "streamRecv" | "close" | "flush";
+
+interface Inflight {
+  readonly request: Pointer;
+  readonly kind: InflightKind;
+  /** Endpoint id the request belongs to (0 for worker-level receives). */
+  readonly endpoint: number;
+  /** For closes: the endpoint id to forget once the close completes. */
+  readonly closes?: number;
+}
+
+interface EndpointState {
+  handle: Pointer;
+  /** Set when UCX reported the endpoint failed; sends fail fast afterwards. */
+  failed: number;
+}
+
+export class Executor {
+  private readonly u: Ucx;
+  private readonly context: Context;
+  readonly worker: Pointer;
+  private readonly endpoints = new Map<number, EndpointState>();
+  private readonly listeners = new Map<number, Pointer>();
+  private readonly inflight = new Map<number, Inflight>();
+  /** Endpoints whose error handler fired: force-closed on the next step, outside the callback. */
+  private readonly failedEndpoints: number[] = [];
+  private readonly connCallback: NativeCallback;
+  private readonly errorCallback: NativeCallback;
+
+  // Scratch structs reused by every call (one thread only): never allocate on the data path.
+  private readonly param: ReturnType<Ucx["struct"]>;
+  private readonly paramAddress: Pointer;
+  private readonly recvInfo: ReturnType<Ucx["struct"]>;
+  private readonly recvInfoAddress: Pointer;
+  private readonly out = new OutSlots(2);
+
+  constructor(
+    options: ExecutorOptions,
+    private readonly emit: (c: Completion) => void,
+  ) {
+    const u = (this.u = ucx());
+    this.param = u.struct("ucp_request_param_t");
+    this.paramAddress = u.addressOf(this.param.bytes);
+    this.recvInfo = u.struct("ucp_tag_recv_info_t");
+    this.recvInfoAddress = u.addressOf(this.recvInfo.bytes);
+
+    // WAKEUP lets an idle progress thread sleep in ucp_worker_wait, and blocking mode wait.
+    const features = options.features.includes("wakeup") ? options.features : [...options.features, "wakeup" as const];
+    this.context = new Context({ features, config: options.config });
+    try {
+      const wp = u.struct("ucp_worker_params_t");
+      wp.set("field_mask", C.UCP_WORKER_PARAM_FIELD_THREAD_MODE);
+      wp.set("thread_mode", C.UCS_THREAD_MODE_SINGLE);
+      check(u.ucp_worker_create(this.context.handle, u.addressOf(wp.bytes), this.out.address()), "ucp_worker_create");
+      this.worker = this.out.pointer();
+    } catch (e) {
+      this.context.close();
+      throw e;
+    }
+
+    this.connCallback = u.callback(callbackTypes.ucp_listener_conn_callback_t, (connRequest: number, arg: number) =>
+      this.onConnectionRequest(arg, connRequest),
+    );
+    this.errorCallback = u.callback(callbackTypes.ucp_err_handler_cb_t, (arg: number, _ep: number, status: number) =>
+      this.onEndpointError(arg, status),
+    );
+  }
+
+  /** Requests in flight inside UCX. */
+  get pending(): number {
+    return this.inflight.size;
+  }
+
+  // --- the data path -----------------------------------------------------------------------
+
+  /** Execute one submission record at word index `w` of `ring`. */
+  execute(ring: Ring, w: number): void {
+    const u32 = ring.u32;
+    const f = w >> 1;
+    const op = u32[w + SUB.op]! as Op;
+    const id = u32[w + SUB.request]!;
+    const target = u32[w + SUB.target]!;
+    const address = ring.f64[f + SUB.address]!;
+    const length = ring.f64[f + SUB.length]!;
+    switch (op) {
+      case Op.TagSend:
+        return this.tagSend(id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
+      case Op.TagRecv:
+        return this.tagRecv(id, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
+      case Op.TagProbe:
+        return this.tagProbe(id, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
+      case Op.StreamSend:
+        return this.streamSend(id, target, address, length);
+      case Op.StreamRecv:
+        return this.streamRecv(id, target, address, length);
+      case Op.Cancel:
+        return this.cancel(target);
+      case Op.EndpointCreateAddress:
+      case Op.EndpointCreateSockaddr:
+      case Op.EndpointCreateConnRequest:
+        return this.endpointCreate(op, id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!);
+      case Op.EndpointClose:
+        return this.endpointClose(id, target, (u32[w + SUB.flags]! & CLOSE_FLAG_FORCE) !== 0);
+      case Op.EndpointFlush:
+        return this.flush(id, target);
+      case Op.EndpointInfo:
+        return this.endpointInfo(id, target, address, length);
+      case Op.Listen:
+        return this.listen(id, target, address, length);
+      case Op.ListenerClose:
+        return this.listenerClose(id, target);
+      case Op.ListenerReject:
+        return this.listenerReject(id, target, ring.f64[f + SUB.handle]!);
+      case Op.WorkerAddress:
+        return this.workerAddress(id, address, length);
+      case Op.WorkerFlush:
+        return this.flush(id, 0);
+      case Op.Stop:
+        return; // handled by the mode, which calls destroy()
+      default:
+        return this.done(id, UCS_ERR_INVALID_PARAM);
+    }
+  }
+
+  /**
+   * One round of progress: `ucp_worker_progress`, deferred endpoint closes, then a check of
+   * every request in flight. Returns UCX's event count plus the completions reported.
+   */
+  progress(): number {
+    const u = this.u;
+    let events = u.ucp_worker_progress(this.worker);
+    while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
+    if (this.inflight.size === 0) return events;
+    for (const [id, r] of this.inflight) {
+      const status = u.ucp_request_check_status(r.request);
+      if (status === UCS_INPROGRESS) continue;
+      this.inflight.delete(id);
+      events++;
+      this.finish(id, r, status);
+    }
+    return events;
+  }
+
+  private finish(id: number, r: Inflight, status: number): void {
+    const u = this.u;
+    if (r.kind === "tagRecv") {
+      // The info is valid for truncated messages too: length is then the incoming size.
+      u.ucp_tag_recv_request_test(r.request, this.recvInfoAddress);
+      const [lo, hi] = splitTag(this.recvInfo.get("sender_tag"));
+      this.emitRequest(id, status, this.recvInfo.getNumber("length"), lo, hi);
+    } else if (r.kind === "streamRecv") {
+      u.ucp_stream_recv_request_test(r.request, this.out.address());
+      this.emitRequest(id, status, status === UCS_OK ? this.out.pointer() : 0, 0, 0);
+    } else {
+      if (r.closes !== undefined) this.endpoints.delete(r.closes);
+      this.done(id, status);
+    }
+    u.ucp_request_free(r.request);
+  }
+
+  /** Handle the `ucs_status_ptr_t` of a non-blocking call: done now, failed now, or in flight. */
+  private track(id: number, result: Pointer, kind: InflightKind, endpoint: number, closes?: number): boolean {
+    if (result === 0) return false; // completed in place
+    if (ptrIsError(result)) {
+      if (closes !== undefined) this.endpoints.delete(closes);
+      this.done(id, result);
+      return true;
+    }
+    this.inflight.set(id, { request: result, kind, endpoint, closes });
+    return true;
+  }
+
+  private params(mask: number, flags = 0): Pointer {
+    const p = this.param;
+    p.view.setUint32(0, mask, true); // op_attr_mask
+    p.view.setUint32(4, flags, true); // flags
+    return this.paramAddress;
+  }
+
+  private endpoint(id: number): EndpointState | undefined {
+    return this.endpoints.get(id);
+  }
+
+  private tagSend(id: number, ep: number, address: number, length: number, tagLo: number, tagHi: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.params(0));
+    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+  }
+
+  private tagRecv(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
+    this.param.set("recv_info", this.recvInfoAddress);
+    const r = this.u.ucp_tag_recv_nbx(
+      this.worker,
+      address,
+      length,
+      tagArgument(tagLo, tagHi),
+      tagArgument(maskLo, maskHi),
+      this.params(C.UCP_OP_ATTR_FIELD_RECV_INFO),
+    );
+    if (!this.track(id, r, "tagRecv", 0)) {
+      const [lo, hi] = splitTag(this.recvInfo.get("sender_tag"));
+      this.emitRequest(id, UCS_OK, this.recvInfo.getNumber("length"), lo, hi);
+    }
+  }
+
+  private tagProbe(id: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
+    const message = this.u.ucp_tag_probe_nb(this.worker, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), 0, this.recvInfoAddress);
+    if (message === 0) return this.done(id, UCS_ERR_NO_MESSAGE);
+    const [lo, hi] = splitTag(this.recvInfo.get("sender_tag"));
+    this.emitRequest(id, UCS_OK, this.recvInfo.getNumber("length"), lo, hi);
+  }
+
+  private streamSend(id: number, ep: number, address: number, length: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    const r = this.u.ucp_stream_send_nbx(e.handle, address, length, this.params(0));
+    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+  }
+
+  private streamRecv(id: number, ep: number, address: number, length: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    if (length === 0) return this.done(id, UCS_OK, 0); // UCX rejects a zero-length stream receive
+    const r = this.u.ucp_stream_recv_nbx(
+      e.handle,
+      address,
+      length,
+      this.out.address(),
+      this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_STREAM_RECV_FLAG_WAITALL),
+    );
+    if (!this.track(id, r, "streamRecv", ep)) this.done(id, UCS_OK, this.out.pointer());
+  }
+
+  private cancel(target: number): void {
+    const r = this.inflight.get(target);
+    // Not in flight: it already completed (its completion is on its way) or never started.
+    if (r) this.u.ucp_request_cancel(this.worker, r.request);
+  }
+
+  private endpointCreate(op: Op, id: number, ep: number, address: number, length: number, handle: number, flags: number): void {
+    const u = this.u;
+    const p = u.struct("ucp_ep_params_t");
+    let mask = C.UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | C.UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    if (op === Op.EndpointCreateAddress) {
+      mask |= C.UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+      p.set("address", address);
+    } else if (op === Op.EndpointCreateSockaddr) {
+      mask |= C.UCP_EP_PARAM_FIELD_SOCK_ADDR | C.UCP_EP_PARAM_FIELD_FLAGS;
+      p.set("flags", C.UCP_EP_PARAMS_FLAGS_CLIENT_SERVER);
+      p.set("sockaddr.addr", address);
+      p.set("sockaddr.addrlen", length);
+    } else {
+      mask |= C.UCP_EP_PARAM_FIELD_CONN_REQUEST;
+      p.set("conn_request", handle);
+    }
+    p.set("field_mask", mask);
+    p.set("err_mode", flags & EP_FLAG_ERR_PEER ? C.UCP_ERR_HANDLING_MODE_PEER : C.UCP_ERR_HANDLING_MODE_NONE);
+    p.set("err_handler.cb", this.errorCallback.address);
+    p.set("err_handler.arg", ep);
+    const status = u.ucp_ep_create(this.worker, u.addressOf(p.bytes), this.out.address());
+    if (status === UCS_OK) this.endpoints.set(ep, { handle: this.out.pointer(), failed: 0 });
+    this.done(id, status);
+  }
+
+  private endpointClose(id: number, ep: number, force: boolean): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
+    // A failed endpoint can only be force-closed (ucp.h).
+    const flags = force || e.failed ? C.UCP_EP_CLOSE_FLAG_FORCE : 0;
+    const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
+    if (!this.track(id, r, "close", ep, ep)) {
+      this.endpoints.delete(ep);
+      this.done(id, UCS_OK);
+    }
+  }
+
+  private flush(id: number, ep: number): void {
+    let r: Pointer;
+    if (ep === 0) r = this.u.ucp_worker_flush_nbx(this.worker, this.params(0));
+    else {
+      const e = this.endpoint(ep);
+      if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+      if (e.failed) return this.done(id, e.failed);
+      r = this.u.ucp_ep_flush_nbx(e.handle, this.params(0));
+    }
+    if (!this.track(id, r, "flush", ep)) this.done(id, UCS_OK);
+  }
+
+  /** `ucp_ep_print_info` into the caller's buffer (address, capacity); value = bytes needed. */
+  private endpointInfo(id: number, ep: number, address: number, capacity: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    const text = new TextEncoder().encode(capturePrint((file) => this.u.ucp_ep_print_info(e.handle, file)));
+    this.copyOut(id, text, address, capacity);
+  }
+
+  private copyOut(id: number, bytes: Uint8Array, address: number, capacity: number): void {
+    if (bytes.length > capacity) return this.done(id, UCS_ERR_BUFFER_TOO_SMALL, bytes.length);
+    new Uint8Array(this.u.view(address, bytes.length)).set(bytes);
+    this.done(id, UCS_OK, bytes.length);
+  }
+
+  private workerAddress(id: number, address: number, capacity: number): void {
+    const u = this.u;
+    const status = u.ucp_worker_get_address(this.worker, this.out.address(0), this.out.address(1));
+    if (status !== UCS_OK) return this.done(id, status);
+    const local = this.out.pointer(0);
+    try {
+      this.copyOut(id, new Uint8Array(u.view(local, this.out.pointer(1))), address, capacity);
+    } finally {
+      u.ucp_worker_release_address(this.worker, local);
+    }
+  }
+
+  private listen(id: number, listener: number, address: number, length: number): void {
+    const u = this.u;
+    const p = u.struct("ucp_listener_params_t");
+    p.set("field_mask", C.UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | C.UCP_LISTENER_PARAM_FIELD_CONN_HANDLER);
+    p.set("sockaddr.addr", address);
+    p.set("sockaddr.addrlen", length);
+    p.set("conn_handler.cb", this.connCallback.address);
+    p.set("conn_handler.arg", listener);
+    const status = u.ucp_listener_create(this.worker, u.addressOf(p.bytes), this.out.address());
+    if (status !== UCS_OK) return this.done(id, status);
+    const handle = this.out.pointer();
+    this.listeners.set(listener, handle);
+    // Report the port actually bound (port 0 asks the OS for a free one).
+    const attr = u.struct("ucp_listener_attr_t");
+    attr.set("field_mask", C.UCP_LISTENER_ATTR_FIELD_SOCKADDR);
+    const q = u.ucp_listener_query(handle, u.addressOf(attr.bytes));
+    const sa = attr.getBytes("sockaddr");
+    this.done(id, q, q === UCS_OK ? (sa[2]! << 8) | sa[3]! : 0);
+  }
+
+  private listenerClose(id: number, listener: number): void {
+    const h = this.listeners.get(listener);
+    if (h !== undefined) {
+      this.u.ucp_listener_destroy(h);
+      this.listeners.delete(listener);
+    }
+    this.done(id, UCS_OK);
+  }
+
+  private listenerReject(id: number, listener: number, connRequest: number): void {
+    const h = this.listeners.get(listener);
+    this.done(id, h === undefined ? UCS_ERR_NO_ELEM : this.u.ucp_listener_reject(h, connRequest));
+  }
+
+  // --- callbacks from inside ucp_worker_progress ----------------------------------------------
+
+  private onConnectionRequest(listener: number, connRequest: number): void {
+    const u = this.u;
+    const attr = u.struct("ucp_conn_request_attr_t");
+    attr.set("field_mask", C.UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR);
+    let ip = 0;
+    let port = 0;
+    if (u.ucp_conn_request_query(connRequest, u.addressOf(attr.bytes)) === UCS_OK) {
+      const sa = attr.getBytes("client_address");
+      const family = sa[0]! | (sa[1]! << 8);
+      if (family === 2 /* AF_INET */) {
+        port = (sa[2]! << 8) | sa[3]!;
+        ip = ((sa[4]! << 24) | (sa[5]! << 16) | (sa[6]! << 8) | sa[7]!) >>> 0;
+      }
+    }
+    this.emit({ kind: CompletionKind.ConnectionRequest, id: listener, status: UCS_OK, value: connRequest, tagLo: ip, tagHi: port, aux: 0 });
+  }
+
+  private onEndpointError(ep: number, status: number): void {
+    const e = this.endpoints.get(ep);
+    if (!e || e.failed) return;
+    e.failed = status;
+    // Closing from inside UCX's callback is not allowed: do it on the next progress round.
+    this.failedEndpoints.push(ep);
+    this.emit({ kind: CompletionKind.EndpointError, id: ep, status, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
+  }
+
+  private closeFailed(ep: number): void {
+    const e = this.endpoints.get(ep);
+    if (!e) return;
+    const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
+    this.endpoints.delete(ep);
+    // Nobody awaits this close: free its request when it is done, without a completion.
+    if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + ep, { request: r, kind: "close", endpoint: ep });
+  }
+
+  // --- completions ---------------------------------------------------------------------------
+
+  private done(id: number, status: number, value = 0): void {
+    this.emitRequest(id, status, value, 0, 0);
+  }
+
+  private emitRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+    if (id === 0 || id >= 0x80000000) return; // internal request: nobody to tell
+    this.emit({ kind: CompletionKind.Request, id, status, value, tagLo, tagHi, aux: 0 });
+  }
+
+  // --- sleeping and shutdown -----------------------------------------------------------------
+
+  /** `ucp_worker_arm`: UCS_OK when it is safe to sleep, UCS_ERR_BUSY when events are pending. */
+  arm(): number {
+    return this.u.ucp_worker_arm(this.worker);
+  }
+
+  /** Sleep in `ucp_worker_wait` until UCX has an event or `ucp_worker_signal` is called. */
+  wait(): number {
+    return this.u.ucp_worker_wait(this.worker);
+  }
+
+  /**
+   * Cancel everything in flight (each reported as UCS_ERR_CANCELED), force-close endpoints,
+   * destroy listeners, the worker and the context. The executor is unusable afterwards.
+   */
+  destroy(): void {
+    const u = this.u;
+    for (const r of this.inflight.values()) u.ucp_request_cancel(this.worker, r.request);
+    for (let i = 0; i < 1000 && this.inflight.size > 0; i++) this.progress();
+    for (const [id, r] of this.inflight) {
+      // UCX did not complete them: report, but do not free what UCX still owns.
+      this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
+      void r;
+    }
+    this.inflight.clear();
+    for (const h of this.listeners.values()) u.ucp_listener_destroy(h);
+    this.listeners.clear();
+    for (const [id, e] of this.endpoints) {
+      const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
+      if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + id, { request: r, kind: "close", endpoint: id });
+    }
+    this.endpoints.clear();
+    for (let i = 0; i < 1000 && this.inflight.size > 0; i++) this.progress();
+    u.ucp_worker_destroy(this.worker);
+    this.context.close();
+    this.connCallback.close();
+    this.errorCallback.close();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Polling and blocking modes: the executor runs on the application thread. Submissions still go
+ * through a ring and completions come back through one (plain ArrayBuffers here), so both modes
+ * run the same record code as the threaded engine, minus the thread.
+ */
+import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
+import { CompletionWriter } from "./completion-writer.ts";
+import { Executor } from "./executor.ts";
+import { COMPLETION_BYTES, SUBMISSION_BYTES } from "./records.ts";
+import { Ring } from "./ring.ts";
+import { SubmissionWriter } from "./submission-writer.ts";
+
+const UCS_OK = 0;
+
+export class InlineEngine implements Engine {
+  private readonly submissions: Ring;
+  private readonly completions: Ring;
+  private readonly writer: SubmissionWriter;
+  private readonly completionWriter: CompletionWriter;
+  private readonly executor: Executor;
+  private stopped = false;
+
+  constructor(
+    readonly mode: Exclude<ProgressMode, "thread">,
+    options: EngineOptions,
+    private readonly onCompletion: CompletionHandler,
+  ) {
+    this.submissions = Ring.create(options.ringSize, SUBMISSION_BYTES, false);
+    this.completions = Ring.create(options.ringSize * 2, COMPLETION_BYTES, false);
+    this.writer = new SubmissionWriter(this.submissions);
+    this.completionWriter = new CompletionWriter(this.completions);
+    this.executor = new Executor(options, (c) => this.completionWriter.write(c));
+  }
+
+  get backlog(): number {
+    return this.writer.backlog;
+  }
+
+  submit(s: Submission): void {
+    this.writer.write(s);
+  }
+
+  progress(): number {
+    if (this.stopped) return 0;
+    let n = 0;
+    // Feed the executor until the backlog is empty: a tiny ring must not stall a long queue.
+    do {
+      n += this.submissions.consume((w) => this.executor.execute(this.submissions, w));
+    } while (this.writer.flush() > 0);
+    n += this.executor.progress();
+    this.deliver();
+    return n;
+  }
+
+  private deliver(): void {
+    do {
+      this.completions.consume((w) => this.onCompletion(this.completions, w));
+      this.completionWriter.flush();
+    } while (this.completions.size > 0);
+  }
+
+  wait(): void {
+    if (this.stopped) return;
+    // Only sleep when nothing is queued and UCX has no event pending (arm returns UCS_OK).
+    if (this.submissions.size === 0 && this.writer.backlog === 0 && this.executor.arm() === UCS_OK) this.executor.wait();
+    this.progress();
+  }
+
+  setActive(): void {
+    // Nothing runs by itself in these modes: the application drives progress.
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.progress(); // submit what is queued, so it is cancelled rather than lost
+    this.executor.destroy();
+    this.deliver();
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Entry point of the progress thread (thread mode). It owns the UCX context and worker
+ * (UCS_THREAD_MODE_SINGLE: no other thread calls UCX's data path), and loops:
+ *
+ *   drain the submission ring -> ucp_worker_progress -> check requests in flight ->
+ *   write completions -> Atomics.notify the application thread.
+ *
+ * While there is work it spins; after `threadSpinMicroseconds` without any, it sleeps:
+ * it raises CONSUMER_SLEEPING, looks at the ring once more (a submission published before the
+ * flag was seen must not be missed), arms the worker and sleeps in `ucp_worker_wait`. The
+ * application thread calls `ucp_worker_signal` when it submits while the flag is up, so no
+ * wake-up is lost (ffi-facts.md), and an idle thread costs no CPU.
+ *
+ * It stops cooperatively on Op.Stop (Deno cannot terminate a thread that is inside a C call or
+ * spinning, ffi-facts.md): it destroys UCX, reports Stopped, and returns.
+ */
+import { parentPort, workerData } from "../../ffi/thread.ts";
+import { UcxError } from "../errors.ts";
+import { CompletionWriter } from "./completion-writer.ts";
+import type { EngineOptions } from "./engine.ts";
+import { Executor } from "./executor.ts";
+import { CompletionKind, Op, SUB } from "./records.ts";
+import { CONSUMER_SLEEPING, Ring } from "./ring.ts";
+
+interface ThreadData {
+  submissions: SharedArrayBuffer;
+  completions: SharedArrayBuffer;
+  options: EngineOptions;
+}
+
+const UCS_OK = 0;
+
+function run(): void {
+  const data = workerData as ThreadData;
+  const submissions = new Ring(data.submissions);
+  const completions = new Ring(data.completions);
+  const writer = new CompletionWriter(completions);
+
+  let executor: Executor;
+  try {
+    executor = new Executor(data.options, (c) => writer.write(c));
+  } catch (e) {
+    const err = e as UcxError;
+    parentPort!.postMessage({ type: "error", code: err.code ?? "UCX_TS_CLOSED", message: err.message, status: err.status });
+    return;
+  }
+  parentPort!.postMessage({ type: "ready", worker: executor.worker });
+
+  const spinMs = data.options.threadSpinMicroseconds / 1000;
+  const sub = submissions.header;
+  let stopping = false;
+  let lastWork = performance.now();
+
+  const execute = (w: number) => {
+    if (submissions.u32[w + SUB.op] === Op.Stop) stopping = true;
+    else executor.execute(submissions, w);
+  };
+
+  for (;;) {
+    let work = submissions.consume(execute);
+    if (stopping) break;
+    work += executor.progress();
+    writer.flush();
+    if (writer.takeWritten() > 0) {
+      Atomics.notify(completions.header, Ring.TAIL);
+      work++;
+    }
+    if (work > 0 || writer.backlog > 0) {
+      lastWork = performance.now();
+      continue;
+    }
+    if (performance.now() - lastWork < spinMs) continue;
+
+    // Idle: announce the sleep, then re-check the ring, then arm; any of the three seeing work
+    // keeps us awake.
+    Atomics.store(sub, CONSUMER_SLEEPING, 1);
+    if (submissions.size === 0 && executor.arm() === UCS_OK) executor.wait();
+    Atomics.store(sub, CONSUMER_SLEEPING, 0);
+    lastWork = performance.now();
+  }
+
+  executor.destroy();
+  writer.write({ kind: CompletionKind.Stopped, id: 0, status: UCS_OK, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
+  // The application thread drains while waiting for Stopped, so the backlog empties.
+  while (writer.backlog > 0) {
+    writer.flush();
+    Atomics.notify(completions.header, Ring.TAIL);
+  }
+  Atomics.notify(completions.header, Ring.TAIL);
+  // Let the thread end: nothing keeps its event loop alive once the port is closed.
+  (parentPort as { close?: () => void } | null)?.close?.();
+}
+
+run();

@@ -1,0 +1,96 @@
+/**
+ * The record formats that travel through the rings: a submission (one operation the
+ * application asks UCX for) and a completion (its outcome, or an event such as an incoming
+ * connection). Both are written and read through the ring's typed views at a word index.
+ *
+ * Submission, 64 bytes:
+ *   f64[0] address    buffer / sockaddr / output address (Numbers: addresses < 2^48)
+ *   f64[1] length     bytes
+ *   f64[2] handle     a UCX handle passed back in (connection request)
+ *   u32[6] op         Op
+ *   u32[7] request    request id (0: none)
+ *   u32[8] target     endpoint, listener or request id the op acts on
+ *   u32[9] flags      op-specific (error mode, force close, ...)
+ *   u32[10..11]       tag (lo, hi)
+ *   u32[12..13]       tag mask (lo, hi)
+ *
+ * Completion, 32 bytes:
+ *   f64[0] value      length received, port, handle, ...
+ *   u32[2] kind       CompletionKind
+ *   u32[3] id         request id, or listener/endpoint id for events
+ *   i32[4] status     ucs_status_t
+ *   u32[5..6]         tag (lo, hi) of a received message; client IPv4 and port for a connection
+ *   u32[7] aux
+ */
+
+export const SUBMISSION_BYTES = 64;
+export const COMPLETION_BYTES = 32;
+
+export const Op = {
+  TagSend: 1,
+  TagRecv: 2,
+  TagProbe: 3,
+  StreamSend: 4,
+  StreamRecv: 5,
+  Cancel: 6,
+  EndpointCreateAddress: 7,
+  EndpointCreateSockaddr: 8,
+  EndpointCreateConnRequest: 9,
+  EndpointClose: 10,
+  EndpointFlush: 11,
+  EndpointInfo: 12,
+  Listen: 13,
+  ListenerClose: 14,
+  ListenerReject: 15,
+  WorkerAddress: 16,
+  WorkerFlush: 17,
+  Stop: 18,
+} as const;
+export type Op = (typeof Op)[keyof typeof Op];
+
+export const CompletionKind = {
+  /** Request `id` finished with `status` (and `value`, `tag` where relevant). */
+  Request: 1,
+  /** Listener `id` got a connection request: handle in `value`, client IPv4/port in tag words. */
+  ConnectionRequest: 2,
+  /** Endpoint `id` failed with `status`; its pending requests fail too. */
+  EndpointError: 3,
+  /** The engine stopped and freed everything (answer to Op.Stop). */
+  Stopped: 4,
+} as const;
+export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind];
+
+/** Endpoint flags in a submission. */
+export const EP_FLAG_ERR_PEER = 1;
+/** Close flags in a submission. */
+export const CLOSE_FLAG_FORCE = 1;
+
+export const SUB = { address: 0, length: 1, handle: 2, op: 6, request: 7, target: 8, flags: 9, tagLo: 10, tagHi: 11, maskLo: 12, maskHi: 13 } as const;
+export const DONE = { value: 0, kind: 2, id: 3, status: 4, tagLo: 5, tagHi: 6, aux: 7 } as const;
+
+const TWO32 = 4294967296;
+
+/** Split a tag (Number up to 2^53, or BigInt up to 2^64) into two u32 words. */
+export function splitTag(tag: number | bigint): [lo: number, hi: number] {
+  if (typeof tag === "bigint") {
+    const t = BigInt.asUintN(64, tag);
+    return [Number(t & 0xffffffffn), Number(t >> 32n)];
+  }
+  return [tag >>> 0, Math.floor(tag / TWO32) >>> 0];
+}
+
+/** Join two u32 words into a tag: a Number when it fits exactly, else a BigInt. */
+export function joinTag(lo: number, hi: number): number | bigint {
+  if (hi < 0x200000) return hi * TWO32 + lo;
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/**
+ * The same tag as the `i64` argument UCX's tag functions are declared with here: a Number
+ * when it fits (no BigInt on the hot path), else a signed BigInt with the same 64 bits.
+ */
+export function tagArgument(lo: number, hi: number): number | bigint {
+  if (hi === 0xffffffff && lo === 0xffffffff) return -1;
+  if (hi < 0x200000) return hi * TWO32 + lo;
+  return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+}

@@ -1,0 +1,113 @@
+/**
+ * A single-producer, single-consumer ring of fixed-size records in a (Shared)ArrayBuffer: the
+ * submission ring (application thread -> progress thread) and the completion ring (back).
+ *
+ * Positions are free-running int32 counters (`tail - head` is the fill level, wrap-safe in
+ * int32 arithmetic); the slot of position p is `p & (capacity - 1)`. The producer writes a
+ * record then publishes it with an atomic store of `tail`; the consumer reads then frees the
+ * slot with an atomic store of `head`. A full ring refuses the write: callers queue and retry
+ * (back-pressure), nothing is dropped or overwritten.
+ *
+ * Header words (Int32, before the slots) also carry the wake-up flags of the progress engine.
+ */
+
+export const HEADER_BYTES = 64;
+const HEAD = 0;
+const TAIL = 1;
+const CAPACITY = 2;
+const SLOT_BYTES = 3;
+/** Set by the consumer thread before it sleeps in `ucp_worker_wait` (submission ring). */
+export const CONSUMER_SLEEPING = 4;
+/** Set by the producer while it waits for free slots (it waits on HEAD). */
+export const PRODUCER_WAITING = 5;
+/** Set by the application thread while it is parked waiting for completions (completion ring). */
+export const APP_WAITING = 6;
+
+export class Ring {
+  readonly header: Int32Array;
+  readonly f64: Float64Array;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  readonly capacity: number;
+  /** Slot size in 32-bit words. */
+  readonly slotWords: number;
+  private readonly mask: number;
+
+  /** Allocate a ring of `capacity` (rounded up to a power of two) slots of `slotBytes`. */
+  static create(capacity: number, slotBytes: number, shared: boolean): Ring {
+    let cap = 2;
+    while (cap < capacity) cap *= 2;
+    const size = HEADER_BYTES + cap * slotBytes;
+    const buffer = shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
+    const header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    header[CAPACITY] = cap;
+    header[SLOT_BYTES] = slotBytes;
+    return new Ring(buffer);
+  }
+
+  /** Attach to a ring made by `create` (on the other thread). */
+  constructor(readonly buffer: ArrayBufferLike) {
+    this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    this.capacity = this.header[CAPACITY]!;
+    const slotBytes = this.header[SLOT_BYTES]!;
+    if (slotBytes % 8 !== 0) throw new RangeError("ring slot size must be a multiple of 8 bytes");
+    this.slotWords = slotBytes / 4;
+    this.mask = this.capacity - 1;
+    const words = (this.capacity * slotBytes) / 4;
+    this.f64 = new Float64Array(buffer, HEADER_BYTES, words / 2);
+    this.u32 = new Uint32Array(buffer, HEADER_BYTES, words);
+    this.i32 = new Int32Array(buffer, HEADER_BYTES, words);
+  }
+
+  /** Records waiting to be consumed. */
+  get size(): number {
+    return (Atomics.load(this.header, TAIL) - Atomics.load(this.header, HEAD)) | 0;
+  }
+
+  /**
+   * Producer: the 32-bit word index of the next free slot, or -1 when the ring is full. Fill
+   * the slot, then `publish()`.
+   */
+  reserve(): number {
+    const tail = this.header[TAIL]!; // only the producer writes tail
+    if (((tail - Atomics.load(this.header, HEAD)) | 0) >= this.capacity) return -1;
+    return (tail & this.mask) * this.slotWords;
+  }
+
+  /** Producer: make the reserved slot visible to the consumer. */
+  publish(): void {
+    Atomics.store(this.header, TAIL, (this.header[TAIL]! + 1) | 0);
+  }
+
+  /**
+   * Consumer: call `handle(wordIndex)` for every published record, then free their slots.
+   * Returns how many were consumed.
+   */
+  consume(handle: (word: number) => void): number {
+    let head = this.header[HEAD]!; // only the consumer writes head
+    const tail = Atomics.load(this.header, TAIL);
+    let n = 0;
+    while (head !== tail) {
+      handle((head & this.mask) * this.slotWords);
+      head = (head + 1) | 0;
+      n++;
+      // Free slots as we go, so a producer waiting for space can continue meanwhile.
+      Atomics.store(this.header, HEAD, head);
+    }
+    if (n > 0 && Atomics.load(this.header, PRODUCER_WAITING) !== 0) Atomics.notify(this.header, HEAD);
+    return n;
+  }
+
+  /** The head position, for `Atomics.waitAsync` on free space. */
+  get headPosition(): number {
+    return Atomics.load(this.header, HEAD);
+  }
+
+  /** The tail position, for `Atomics.waitAsync` on new records. */
+  get tailPosition(): number {
+    return Atomics.load(this.header, TAIL);
+  }
+
+  static readonly HEAD = HEAD;
+  static readonly TAIL = TAIL;
+}

@@ -1,0 +1,164 @@
+/**
+ * Thread mode, application side: starts the progress thread, writes submissions into the
+ * shared submission ring (waking the thread with `ucp_worker_signal` when it sleeps), and runs
+ * the notifier: while work is outstanding it waits for completion records (a short spin, then
+ * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
+ */
+import { startThread, type Thread } from "../../ffi/thread.ts";
+import { UcxError } from "../errors.ts";
+import { ucx } from "../library.ts";
+import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
+import { COMPLETION_BYTES, CompletionKind, DONE, Op, SUBMISSION_BYTES } from "./records.ts";
+import { APP_WAITING, CONSUMER_SLEEPING, PRODUCER_WAITING, Ring } from "./ring.ts";
+import { submission } from "./engine.ts";
+import { SubmissionWriter } from "./submission-writer.ts";
+
+/** The thread's entry, next to this file: .ts when running from source, .js when built. */
+function threadEntry(): URL {
+  const here = import.meta.url;
+  return new URL(here.endsWith(".ts") ? "./progress-thread.ts" : "./progress-thread.js", here);
+}
+
+export class ThreadedEngine implements Engine {
+  readonly mode = "thread" as const;
+  private readonly writer: SubmissionWriter;
+  private active = false;
+  private notifierRunning = false;
+  private stopped = false;
+  private stopWaiter: (() => void) | undefined;
+  private readonly signal: () => void;
+
+  private constructor(
+    private readonly thread: Thread,
+    private readonly submissions: Ring,
+    private readonly completions: Ring,
+    private readonly workerHandle: number,
+    private readonly options: EngineOptions,
+    private readonly onCompletion: CompletionHandler,
+  ) {
+    this.writer = new SubmissionWriter(submissions);
+    const u = ucx();
+    this.signal = () => void u.ucp_worker_signal(this.workerHandle);
+    thread.unref(); // held only while work is outstanding (setActive)
+  }
+
+  static async start(options: EngineOptions, onCompletion: CompletionHandler): Promise<ThreadedEngine> {
+    ucx(); // load UCX here first: a missing library is reported on this thread, clearly
+    const submissions = Ring.create(options.ringSize, SUBMISSION_BYTES, true);
+    const completions = Ring.create(options.ringSize * 2, COMPLETION_BYTES, true);
+    const thread = startThread(threadEntry(), {
+      submissions: submissions.buffer,
+      completions: completions.buffer,
+      options,
+    });
+    const workerHandle = await new Promise<number>((resolve, reject) => {
+      thread.once("message", (m: { type: string; worker?: number; code?: string; message?: string; status?: number }) => {
+        if (m.type === "ready") resolve(m.worker!);
+        else reject(new UcxError(m.code ?? "UCX_TS_CLOSED", m.message ?? "progress thread failed to start", { status: m.status }));
+      });
+      thread.once("error", (e) => reject(new UcxError("UCX_TS_CLOSED", `progress thread failed: ${e.message}`, { cause: e })));
+    });
+    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion);
+  }
+
+  get backlog(): number {
+    return this.writer.backlog;
+  }
+
+  submit(s: Submission): void {
+    if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+    this.writer.write(s);
+    this.wake();
+    if (this.writer.backlog > 0) this.ensureNotifier();
+  }
+
+  private wake(): void {
+    // Seq-cst: either we see the flag and signal, or the thread sees our record before sleeping.
+    if (Atomics.load(this.submissions.header, CONSUMER_SLEEPING) !== 0) this.signal();
+  }
+
+  progress(): number {
+    let n = 0;
+    if (this.writer.backlog > 0 && this.writer.flush() > 0) this.wake();
+    n += this.completions.consume((w) => this.dispatch(w));
+    return n;
+  }
+
+  private dispatch(w: number): void {
+    if (this.completions.u32[w + DONE.kind] === CompletionKind.Stopped) {
+      this.stopWaiter?.();
+      return;
+    }
+    this.onCompletion(this.completions, w);
+  }
+
+  wait(): void {
+    throw new UcxError("UCX_TS_INVALID_ARGUMENT", "wait() is for the blocking progress mode; in thread mode just await");
+  }
+
+  setActive(active: boolean): void {
+    this.active = active;
+    if (active) {
+      this.thread.ref(); // an awaited request keeps the process alive, as a socket would
+      this.ensureNotifier();
+    } else if (this.writer.backlog === 0) {
+      this.thread.unref();
+    }
+  }
+
+  private ensureNotifier(): void {
+    if (this.notifierRunning) return;
+    this.notifierRunning = true;
+    void this.notifier();
+  }
+
+  /** The notifier: deliver completions while anything is outstanding, parking when idle. */
+  private async notifier(): Promise<void> {
+    const header = this.completions.header;
+    const spinMs = this.options.spinMicroseconds / 1000;
+    try {
+      while ((this.active || this.writer.backlog > 0 || this.stopWaiter) && !this.stopped) {
+        const seen = Atomics.load(header, Ring.TAIL);
+        if (this.progress() > 0) continue;
+        if (this.writer.backlog > 0) {
+          // Back-pressure: wait for the thread to free submission slots.
+          Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
+          const head = this.submissions.headPosition;
+          if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
+          Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
+          this.wake();
+          continue;
+        }
+        // Spin briefly: a completion that is microseconds away is not worth a wake-up.
+        if (spinMs > 0) {
+          const until = performance.now() + spinMs;
+          while (Atomics.load(header, Ring.TAIL) === seen && performance.now() < until);
+          if (Atomics.load(header, Ring.TAIL) !== seen) continue;
+        }
+        Atomics.store(header, APP_WAITING, 1);
+        const r = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
+        if (r.async) await r.value;
+        Atomics.store(header, APP_WAITING, 0);
+      }
+    } finally {
+      this.notifierRunning = false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    const stoppedPromise = new Promise<void>((resolve) => (this.stopWaiter = resolve));
+    this.writer.write(submission({ op: Op.Stop }));
+    this.wake();
+    this.thread.ref();
+    this.ensureNotifier();
+    await stoppedPromise;
+    this.stopped = true;
+    this.stopWaiter = undefined;
+    // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
+    await new Promise<void>((resolve) => {
+      this.thread.once("exit", () => resolve());
+      setTimeout(resolve, 2000).unref?.();
+    });
+  }
+}

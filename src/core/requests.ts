@@ -1,0 +1,63 @@
+/**
+ * The table of live requests on the application thread. Each entry holds the Promise's
+ * settle function and a strong reference to every buffer UCX may still touch: an entry leaves
+ * the table only when the completion record for it arrives, even when its Promise was settled
+ * earlier (an endpoint error rejects at once, but UCX owns a cancelled receive's buffer until it
+ * reports the cancel).
+ */
+export type Settle = (status: number, value: number, tagLo: number, tagHi: number) => void;
+
+interface Entry {
+  settle: Settle;
+  /** Buffers (and anything else) that must stay alive until UCX is done. */
+  keep: unknown;
+  settled: boolean;
+}
+
+/** Request ids are u32 in the ring; ids at or above 2^31 are the executor's own. */
+const MAX_ID = 0x7fffffff;
+
+export class Requests {
+  private nextId = 1;
+  private readonly entries = new Map<number, Entry>();
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  add(settle: Settle, keep: unknown): number {
+    let id = this.nextId;
+    while (this.entries.has(id)) id = id >= MAX_ID ? 1 : id + 1;
+    this.nextId = id >= MAX_ID ? 1 : id + 1;
+    this.entries.set(id, { settle, keep, settled: false });
+    return id;
+  }
+
+  /** The completion for `id` arrived: settle (if not already) and release its buffers. */
+  complete(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.entries.delete(id);
+    if (!e.settled) {
+      e.settled = true;
+      e.settle(status, value, tagLo, tagHi);
+    }
+  }
+
+  /** Settle now with `status`, keeping the buffers until the completion arrives. */
+  settleEarly(id: number, status: number): void {
+    const e = this.entries.get(id);
+    if (!e || e.settled) return;
+    e.settled = true;
+    e.settle(status, 0, 0, 0);
+  }
+
+  has(id: number): boolean {
+    return this.entries.has(id);
+  }
+
+  /** Settle every entry with `status` and forget them all (the engine is gone). */
+  abandonAll(status: number): void {
+    for (const id of [...this.entries.keys()]) this.complete(id, status, 0, 0, 0);
+  }
+}

@@ -1,0 +1,456 @@
+/**
+ * `Worker`: a UCP worker and its progress engine, the object everything else hangs from.
+ * It creates endpoints (by worker address or host/port), listeners, posts tag receives and
+ * probes, and settles every request's Promise when its completion record arrives.
+ */
+import { cpus } from "node:os";
+import { backend } from "../ffi/index.ts";
+import { asBytes, type BufferLike } from "./buffers.ts";
+import { DEFAULT_FEATURES, type Feature } from "./context.ts";
+import type { Engine, EngineOptions, ProgressMode, Submission } from "./engine/engine.ts";
+import { submission } from "./engine/engine.ts";
+import { InlineEngine } from "./engine/inline-engine.ts";
+import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
+import type { Ring } from "./engine/ring.ts";
+import { ThreadedEngine } from "./engine/threaded-engine.ts";
+import { invalidArgument, UcxError } from "./errors.ts";
+import { Endpoint, type ErrorHandling } from "./endpoint.ts";
+import { describeStatus } from "./library.ts";
+import { Listener, type ListenOptions } from "./listener.ts";
+import { Requests } from "./requests.ts";
+import { sockaddr } from "./sockaddr.ts";
+import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
+
+const UCS_OK = 0;
+const UCS_ERR_BUFFER_TOO_SMALL = -11;
+const UCS_ERR_MESSAGE_TRUNCATED = -9;
+const UCS_ERR_CANCELED = -16;
+
+export interface WorkerOptions {
+  /** `thread` (default): a progress thread; `polling`: call `progress()`; `blocking`: `wait()`. */
+  readonly progressMode?: ProgressMode;
+  /**
+   * Error handling of endpoints unless an endpoint says otherwise. `peer` (default): UCX
+   * detects a dead peer and pending requests reject; on UCX 1.13 this restricts two processes
+   * on one host to tcp. `none`: shared memory, but a dead peer is not detected. See README.
+   */
+  readonly errorHandling?: ErrorHandling;
+  /** UCP features; default tag, stream, wakeup, am, rma. */
+  readonly features?: readonly Feature[];
+  /** UCX configuration for this worker's context, e.g. `{ TLS: "tcp" }`. */
+  readonly config?: Readonly<Record<string, string | number | boolean>>;
+  /** Slots in the submission ring (default 1024); a full ring queues submissions in order. */
+  readonly ringSize?: number;
+  /** Thread mode: how long the application thread spins for a completion before parking (µs). */
+  readonly spinMicroseconds?: number;
+  /** Thread mode: how long the progress thread busy-polls after its last work (µs). */
+  readonly threadSpinMicroseconds?: number;
+}
+
+export interface RecvResult {
+  /** The sender's tag (a Number when it fits in 53 bits, else a BigInt). */
+  readonly tag: Tag;
+  /** Bytes received. */
+  readonly length: number;
+}
+
+export interface RecvOptions {
+  /** Cancels the receive: its Promise rejects with UCS_ERR_CANCELED. */
+  readonly signal?: AbortSignal;
+}
+
+/** Spin budgets from the core count: on 2 cores a spinning thread starves the other one. */
+function defaultSpins(): { app: number; thread: number } {
+  const cores = cpus().length;
+  return cores >= 4 ? { app: 20, thread: 50 } : { app: 0, thread: 5 };
+}
+
+export class Worker {
+  readonly progressMode: ProgressMode;
+  readonly errorHandling: ErrorHandling;
+  private engine!: Engine;
+  private readonly requests = new Requests();
+  private readonly endpoints = new Map<number, Endpoint>();
+  private readonly listeners = new Map<number, Listener>();
+  private nextObjectId = 1;
+  private closing: Promise<void> | undefined;
+  #closed = false;
+
+  private constructor(options: WorkerOptions) {
+    this.progressMode = options.progressMode ?? "thread";
+    this.errorHandling = options.errorHandling ?? "peer";
+    if (!["thread", "polling", "blocking"].includes(this.progressMode)) {
+      throw invalidArgument(`progressMode must be thread, polling or blocking, got '${this.progressMode}'`);
+    }
+    if (!["peer", "none"].includes(this.errorHandling)) {
+      throw invalidArgument(`errorHandling must be peer or none, got '${this.errorHandling}'`);
+    }
+  }
+
+  /** Create a worker (and its UCX context); in thread mode this starts the progress thread. */
+  static async create(options: WorkerOptions = {}): Promise<Worker> {
+    const w = new Worker(options);
+    const spins = defaultSpins();
+    const engineOptions: EngineOptions = {
+      features: options.features ?? DEFAULT_FEATURES,
+      config: options.config ?? {},
+      ringSize: options.ringSize ?? 1024,
+      spinMicroseconds: options.spinMicroseconds ?? spins.app,
+      threadSpinMicroseconds: options.threadSpinMicroseconds ?? spins.thread,
+    };
+    if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
+    const onCompletion = (ring: Ring, word: number) => w.onCompletion(ring, word);
+    w.engine =
+      w.progressMode === "thread"
+        ? await ThreadedEngine.start(engineOptions, onCompletion)
+        : new InlineEngine(w.progressMode, engineOptions, onCompletion);
+    return w;
+  }
+
+  get closed(): boolean {
+    return this.#closed || this.closing !== undefined;
+  }
+
+  /** Requests whose completion has not arrived yet. */
+  get pendingRequests(): number {
+    return this.requests.size;
+  }
+
+  // --- requests: the one path every operation takes -----------------------------------------
+
+  /**
+   * Submit `s` as a request and return its Promise. `keep` stays referenced until the
+   * completion arrives; `onOk` turns a successful completion into the result.
+   */
+  request<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number) => T,
+    onError?: (status: number, value: number) => UcxError | undefined,
+  ): { id: number; promise: Promise<T> } {
+    this.assertOpen();
+    let resolve!: (v: T) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const id = this.requests.add((status, value, tagLo, tagHi) => {
+      if (status === UCS_OK) {
+        try {
+          resolve(onOk(value, tagLo, tagHi));
+        } catch (e) {
+          reject(e);
+        }
+      } else reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
+      this.updateActive();
+    }, keep);
+    this.engine.submit({ ...s, request: id });
+    this.updateActive();
+    return { id, promise };
+  }
+
+  /** Submit without a request (cancel, reject). */
+  post(s: Submission): void {
+    this.engine.submit(s);
+  }
+
+  /** Reject request `id` now with `status` (its buffers stay held until UCX reports it). */
+  settleEarly(id: number, status: number): void {
+    this.requests.settleEarly(id, status);
+  }
+
+  requestPending(id: number): boolean {
+    return this.requests.has(id);
+  }
+
+  private updateActive(): void {
+    this.engine.setActive(this.requests.size > 0 || this.listeners.size > 0);
+  }
+
+  private onCompletion(ring: Ring, w: number): void {
+    const u32 = ring.u32;
+    const kind = u32[w + DONE.kind];
+    const id = u32[w + DONE.id]!;
+    const status = ring.i32[w + DONE.status]!;
+    const value = ring.f64[(w >> 1) + DONE.value]!;
+    const tagLo = u32[w + DONE.tagLo]!;
+    const tagHi = u32[w + DONE.tagHi]!;
+    if (kind === CompletionKind.Request) this.requests.complete(id, status, value, tagLo, tagHi);
+    else if (kind === CompletionKind.ConnectionRequest) this.listeners.get(id)?.onConnectionRequest(value, tagLo, tagHi);
+    else if (kind === CompletionKind.EndpointError) this.endpoints.get(id)?.fail(status);
+  }
+
+  private assertOpen(): void {
+    if (this.#closed) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+  }
+
+  // --- addresses, endpoints, listeners -------------------------------------------------------
+
+  /** This worker's UCP address: hand it to a peer, which connects with `connect(address)`. */
+  async address(): Promise<Uint8Array> {
+    let capacity = 4096;
+    for (;;) {
+      const out = new Uint8Array(capacity);
+      const { promise } = this.request(
+        submission({ op: Op.WorkerAddress, address: this.addressOf(out), length: capacity }),
+        out,
+        "ucp_worker_get_address",
+        (length) => out.slice(0, length),
+        (status, needed) => {
+          if (status === UCS_ERR_BUFFER_TOO_SMALL) capacity = needed;
+          return undefined;
+        },
+      );
+      try {
+        return await this.settled(promise);
+      } catch (e) {
+        if ((e as UcxError).code !== "UCS_ERR_BUFFER_TOO_SMALL") throw e;
+      }
+    }
+  }
+
+  /**
+   * Connect to a peer, by its worker address (bytes from its `address()`) or by host and port
+   * (a peer's `listen()`). Resolves once UCX has created the endpoint; a host/port connection
+   * that cannot be made rejects (with error handling `peer`) rather than hang.
+   */
+  async connect(
+    peer: BufferLike | { host: string; port: number },
+    options: { errorHandling?: ErrorHandling } = {},
+  ): Promise<Endpoint> {
+    const errorHandling = options.errorHandling ?? this.errorHandling;
+    if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const id = this.nextObjectId++;
+    let s: Submission;
+    let keep: Uint8Array;
+    let remote: { host: string; port: number } | undefined;
+    if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer)) {
+      remote = { host: peer.host, port: peer.port };
+      keep = await sockaddr(peer.host, peer.port);
+      s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: this.addressOf(keep), length: keep.length, flags });
+    } else {
+      keep = asBytes(peer as BufferLike, "peer address");
+      if (keep.length === 0) throw invalidArgument("peer address is empty");
+      s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(keep), length: keep.length, flags });
+    }
+    const ep = new Endpoint(this, id, errorHandling, remote);
+    this.endpoints.set(id, ep);
+    try {
+      await this.settled(this.request(s, keep, "ucp_ep_create", () => undefined).promise);
+      // Client-server endpoints connect in the background: a flush completes when the
+      // connection is up, and fails (error handling peer) when it cannot be made.
+      if (remote) await ep.flush();
+    } catch (e) {
+      this.endpoints.delete(id);
+      await ep.close({ force: true }).catch(() => {});
+      throw e;
+    }
+    return ep;
+  }
+
+  /** @internal An endpoint accepted by a listener (`conn_request` from its handler). */
+  async accept(connRequest: number, errorHandling: ErrorHandling, remote: { host: string; port: number }): Promise<Endpoint> {
+    const id = this.nextObjectId++;
+    const ep = new Endpoint(this, id, errorHandling, remote);
+    this.endpoints.set(id, ep);
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    try {
+      await this.settled(
+        this.request(submission({ op: Op.EndpointCreateConnRequest, target: id, handle: connRequest, flags }), null, "ucp_ep_create", () => undefined)
+          .promise,
+      );
+    } catch (e) {
+      this.endpoints.delete(id);
+      throw e;
+    }
+    return ep;
+  }
+
+  /** @internal */
+  forgetEndpoint(id: number): void {
+    this.endpoints.delete(id);
+  }
+
+  /**
+   * Listen for connections on `host:port` (port 0: any free port, see `listener.port`).
+   * Accepted endpoints go to `onConnection`, or to the listener's async iterator.
+   */
+  async listen(options: ListenOptions = {}): Promise<Listener> {
+    const id = this.nextObjectId++;
+    const sa = await sockaddr(options.host ?? "0.0.0.0", options.port ?? 0);
+    const listener = new Listener(this, id, options);
+    this.listeners.set(id, listener);
+    try {
+      const port = await this.settled(
+        this.request(submission({ op: Op.Listen, target: id, address: this.addressOf(sa), length: sa.length }), sa, "ucp_listener_create", (p) => p)
+          .promise,
+      );
+      listener.bound(port);
+    } catch (e) {
+      this.listeners.delete(id);
+      this.updateActive();
+      throw e;
+    }
+    return listener;
+  }
+
+  /** @internal */
+  async closeListener(id: number): Promise<void> {
+    if (!this.listeners.has(id)) return;
+    try {
+      if (!this.#closed) await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
+    } finally {
+      this.listeners.delete(id);
+      this.updateActive();
+    }
+  }
+
+  // --- tag matching --------------------------------------------------------------------------
+
+  /**
+   * Receive a tagged message from any endpoint into `buffer`. `mask` selects which tag bits
+   * must match (default: all). Resolves with the sender's tag and the length received; a
+   * message larger than `buffer` rejects with UCS_ERR_MESSAGE_TRUNCATED.
+   */
+  recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+    return this.tagRecv(buffer, tag, mask, options).promise;
+  }
+
+  /** @internal The receive, with its request id (endpoints track theirs). */
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions): { id: number; promise: Promise<RecvResult> } {
+    const bytes = asBytes(buffer);
+    const [tagLo, tagHi] = tagWords(tag);
+    const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
+    const r = this.request(
+      submission({ op: Op.TagRecv, address: this.addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
+      bytes,
+      "ucp_tag_recv_nbx",
+      (length, lo, hi) => ({ tag: joinTag(lo, hi), length }),
+      (status, length) =>
+        status === UCS_ERR_MESSAGE_TRUNCATED
+          ? new UcxError(
+              "UCS_ERR_MESSAGE_TRUNCATED",
+              `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${bytes.length}-byte buffer`,
+              { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
+            )
+          : undefined,
+    );
+    this.cancelOnAbort(r.id, options.signal);
+    return r;
+  }
+
+  /** @internal Wire an AbortSignal to cancel request `id`. */
+  cancelOnAbort(id: number, signal: AbortSignal | undefined): void {
+    if (!signal) return;
+    const onAbort = () => this.cancel(id);
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  /** @internal Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */
+  cancel(id: number): void {
+    if (this.#closed || !this.requests.has(id)) return;
+    this.engine.submit(submission({ op: Op.Cancel, target: id }));
+  }
+
+  /**
+   * Is a message matching `tag`/`mask` waiting? Resolves with its tag and length, or null.
+   * The message stays queued for a later `recv`.
+   */
+  async probe(tag: Tag, mask: Tag = FULL_MASK): Promise<RecvResult | null> {
+    const [tagLo, tagHi] = tagWords(tag);
+    const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    const { promise } = this.request(
+      submission({ op: Op.TagProbe, tagLo, tagHi, maskLo, maskHi }),
+      null,
+      "ucp_tag_probe_nb",
+      (length, lo, hi): RecvResult | null => ({ tag: joinTag(lo, hi), length }),
+    );
+    try {
+      return await this.settled(promise);
+    } catch (e) {
+      if ((e as UcxError).code === "UCS_ERR_NO_MESSAGE") return null;
+      throw e;
+    }
+  }
+
+  /** Wait until every operation posted on this worker so far is complete at the transport level. */
+  flush(): Promise<void> {
+    return this.settled(this.request(submission({ op: Op.WorkerFlush }), null, "ucp_worker_flush_nbx", () => undefined).promise);
+  }
+
+  // --- progress ------------------------------------------------------------------------------
+
+  /**
+   * Polling and blocking modes: run UCX once (submit queued operations, `ucp_worker_progress`,
+   * settle what completed). Thread mode: deliver completions already reported. Returns the
+   * amount of work done.
+   */
+  progress(): number {
+    if (this.#closed) return 0;
+    return this.engine.progress();
+  }
+
+  /** Blocking mode: sleep until UCX has an event, then progress. */
+  wait(): void {
+    if (this.progressMode !== "blocking") throw invalidArgument("wait() needs progressMode 'blocking'");
+    this.engine.wait();
+  }
+
+  /**
+   * Await `promise`, progressing the worker meanwhile in polling and blocking modes (yielding
+   * to the event loop regularly, so timers and I/O still run). In thread mode this is `await`.
+   */
+  async settled<T>(promise: Promise<T>): Promise<T> {
+    if (this.progressMode === "thread") return promise;
+    let done = false;
+    const p = promise.finally(() => (done = true));
+    p.catch(() => {});
+    for (let spins = 0; !done; spins++) {
+      if (this.#closed) break;
+      if (this.progressMode === "blocking" && spins % 64 === 63) this.engine.wait();
+      else this.engine.progress();
+      // A resolved Promise runs its reactions on the microtask queue: give it a turn.
+      await undefined;
+      if (spins % 256 === 255) await new Promise((r) => setTimeout(r, 0));
+    }
+    return p;
+  }
+
+  // --- closing -------------------------------------------------------------------------------
+
+  /**
+   * Close everything: pending requests are cancelled (their Promises reject with
+   * UCS_ERR_CANCELED), endpoints force-closed, listeners destroyed, UCX freed. Idempotent.
+   */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        for (const l of this.listeners.values()) l.markClosed();
+        for (const ep of this.endpoints.values()) ep.markClosed();
+        await this.engine.stop();
+        this.#closed = true;
+        this.requests.abandonAll(UCS_ERR_CANCELED);
+        this.listeners.clear();
+        this.endpoints.clear();
+      })();
+    }
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** @internal The address UCX is given for `bytes` (the caller keeps `bytes` referenced). */
+  addressOf(bytes: Uint8Array): number {
+    return backend().addressOf(bytes);
+  }
+}
+
+function canceled(message: string): UcxError {
+  return new UcxError("UCS_ERR_CANCELED", message, { status: UCS_ERR_CANCELED });
+}

@@ -1,0 +1,23 @@
+/**
+ * Starting the progress thread. `node:worker_threads` works the same on Node, Deno and Bun,
+ * and SharedArrayBuffers passed in `workerData` are shared on all three. One runtime quirk lives
+ * here: Node 20 does not apply module hooks (such as tsx's TypeScript loader) to worker threads,
+ * so when the library runs from its TypeScript sources under Node (its own tests do), the thread
+ * registers tsx itself before loading the entry. From the built package the entry is plain JS.
+ */
+import { Worker } from "node:worker_threads";
+import { runtime } from "./runtime.ts";
+
+export type Thread = Worker;
+
+export function startThread(entry: URL, workerData: unknown): Thread {
+  if (runtime === "node" && entry.pathname.endsWith(".ts")) {
+    const tsx = import.meta.resolve("tsx/esm/api");
+    const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
+    return new Worker(boot, { eval: true, workerData });
+  }
+  return new Worker(entry, { workerData });
+}
+
+/** The progress thread's own side: its start-up data and the channel to the application thread. */
+export { parentPort, workerData, isMainThread } from "node:worker_threads";
