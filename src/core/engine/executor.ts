@@ -83,6 +83,7 @@ export class Executor {
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
   private readonly paramAddress: Pointer;
+  /** Filled by ucp_tag_recv_request_test and ucp_tag_probe_nb. */
   private readonly recvInfo: ReturnType<Ucx["struct"]>;
   private readonly recvInfoAddress: Pointer;
   private readonly out = new OutSlots(2);
@@ -243,18 +244,23 @@ export class Executor {
   }
 
   private tagRecv(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
-    this.param.set("recv_info", this.recvInfoAddress);
+    // UCX 1.13.1 does not fill `recv_info` when a receive completes in place (seen here), so
+    // never let it: with NO_IMM_CMPL every receive gets a request, whose info
+    // ucp_tag_recv_request_test reads. A receive already matched is finished at once.
     const r = this.u.ucp_tag_recv_nbx(
       this.worker,
       address,
       length,
       tagArgument(tagLo, tagHi),
       tagArgument(maskLo, maskHi),
-      this.params(C.UCP_OP_ATTR_FIELD_RECV_INFO),
+      this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL),
     );
-    if (!this.track(id, r, "tagRecv", 0)) {
-      const [lo, hi] = splitTag(this.recvInfo.get("sender_tag"));
-      this.emitRequest(id, UCS_OK, this.recvInfo.getNumber("length"), lo, hi);
+    if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
+    const status = ptrIsError(r) ? UCS_INPROGRESS : this.u.ucp_request_check_status(r);
+    if (status !== UCS_INPROGRESS) {
+      const entry = this.inflight.get(id)!;
+      this.inflight.delete(id);
+      this.finish(id, entry, status);
     }
   }
 

@@ -1,0 +1,151 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { UcxError } from "../../src/index.ts";
+import { MODES, pair, pattern, samePattern, type Pair } from "../helpers/workers.ts";
+
+for (const mode of MODES) {
+  const test = suite(`core/tag (${mode})`);
+  let p: Pair;
+  test.before(async () => {
+    p = await pair(mode);
+  });
+  test.after(async () => {
+    await p?.close();
+  });
+
+  test("sizes 0, 1, 8 KiB, 1 MiB and 64 MiB arrive intact with their tag", async () => {
+    for (const [i, size] of [0, 1, 8 << 10, 1 << 20, 64 << 20].entries()) {
+      const out = pattern(size, i);
+      const into = new Uint8Array(size);
+      const [r] = await p.run(Promise.all([p.b.recv(into, 100 + i), p.ab.send(out, 100 + i)]));
+      assert.equal(r, { tag: 100 + i, length: size });
+      assert.ok(samePattern(into, i), `content of ${size} bytes`);
+    }
+  });
+
+  test("every buffer kind works: DataView, ArrayBuffer, SharedArrayBuffer, Float64Array slice", async () => {
+    const shared = new SharedArrayBuffer(64);
+    const f64 = new Float64Array([1.5, 2.5, 3.5, 4.5]).subarray(1, 3);
+    const into = new ArrayBuffer(64);
+    const [r1] = await p.run(Promise.all([p.b.recv(shared, 1), p.ab.send(new DataView(pattern(64, 9).buffer), 1)]));
+    assert.is(r1.length, 64);
+    assert.ok(samePattern(new Uint8Array(shared), 9));
+    const [r2] = await p.run(Promise.all([p.b.recv(into, 2), p.ab.send(f64, 2)]));
+    assert.is(r2.length, 16);
+    assert.equal(Array.from(new Float64Array(into, 0, 2)), [2.5, 3.5]);
+  });
+
+  test("tag masks select by bits, BigInt tags keep all 64 bits, any-source receive", async () => {
+    const big = 0xfeedface_12345678n;
+    const into = new Uint8Array(8);
+    // Match on the high 32 bits only: any low half is accepted, the sender's full tag is reported.
+    const recv = p.b.recv(into, 0xfeedface_00000000n, 0xffffffff_00000000n);
+    const [r] = await p.run(Promise.all([recv, p.ab.send(pattern(8, 1), big)]));
+    assert.is(r.tag, big);
+    // A second sender (another endpoint to b) is received by the same worker-wide receive.
+    const other = await p.run(p.b.address().then((addr) => p.a.connect(addr)));
+    const [r2] = await p.run(Promise.all([p.b.recv(into, 0, 0), other.send(pattern(3, 2), 77)]));
+    assert.equal(r2, { tag: 77, length: 3 });
+    await p.run(other.close());
+  });
+
+  test("messages with different tags are matched by tag, not by arrival order", async () => {
+    const x = new Uint8Array(4);
+    const y = new Uint8Array(4);
+    await p.run(Promise.all([p.ab.send(pattern(4, 1), 11), p.ab.send(pattern(4, 2), 22)]));
+    const [ry, rx] = await p.run(Promise.all([p.b.recv(y, 22), p.b.recv(x, 11)]));
+    assert.is(ry.tag, 22);
+    assert.is(rx.tag, 11);
+    assert.ok(samePattern(x, 1) && samePattern(y, 2));
+  });
+
+  test("probe sees a waiting message without taking it, and null when there is none", async () => {
+    assert.is(await p.run(p.b.probe(555)), null);
+    await p.run(p.ab.send(pattern(100, 3), 555));
+    let seen = null;
+    for (let i = 0; i < 200 && !seen; i++) seen = await p.run(p.b.probe(555));
+    assert.equal(seen, { tag: 555, length: 100 });
+    const into = new Uint8Array(100);
+    assert.equal(await p.run(p.b.recv(into, 555)), { tag: 555, length: 100 });
+    assert.ok(samePattern(into, 3));
+  });
+
+  test("1,000 concurrent sends each way arrive with the right content", async () => {
+    const n = 1000;
+    const size = 256;
+    const sends: Promise<unknown>[] = [];
+    const recvs: Promise<unknown>[] = [];
+    const intoB = Array.from({ length: n }, () => new Uint8Array(size));
+    const intoA = Array.from({ length: n }, () => new Uint8Array(size));
+    const ba = await p.run(p.a.address().then((addr) => p.b.connect(addr)));
+    for (let i = 0; i < n; i++) {
+      recvs.push(p.b.recv(intoB[i]!, 10_000 + i), p.a.recv(intoA[i]!, 20_000 + i));
+      sends.push(p.ab.send(pattern(size, i), 10_000 + i), ba.send(pattern(size, i + 7), 20_000 + i));
+    }
+    await p.run(Promise.all([...sends, ...recvs]), 60_000);
+    for (let i = 0; i < n; i++) {
+      assert.ok(samePattern(intoB[i]!, i), `a->b message ${i}`);
+      assert.ok(samePattern(intoA[i]!, i + 7), `b->a message ${i}`);
+    }
+    await p.run(ba.close());
+  });
+
+  test("a receive into a buffer too small rejects with UCS_ERR_MESSAGE_TRUNCATED and the incoming size", async () => {
+    const small = new Uint8Array(10);
+    const [result] = await p.run(
+      Promise.allSettled([p.b.recv(small, 9), p.ab.send(pattern(4096, 5), 9)]),
+    );
+    assert.is(result.status, "rejected");
+    const err = (result as PromiseRejectedResult).reason as UcxError;
+    assert.instance(err, UcxError);
+    assert.is(err.code, "UCS_ERR_MESSAGE_TRUNCATED");
+    assert.is(err.status, -9);
+    assert.is(err.incomingLength, 4096);
+  });
+
+  test("an aborted receive rejects with UCS_ERR_CANCELED, and a later one still works", async () => {
+    const ac = new AbortController();
+    const pending = p.b.recv(new Uint8Array(8), 4242, undefined, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 20);
+    const err = await p.run(pending.then(() => null, (e: UcxError) => e));
+    assert.instance(err, UcxError);
+    assert.is(err!.code, "UCS_ERR_CANCELED");
+    const into = new Uint8Array(8);
+    const [r] = await p.run(Promise.all([p.b.recv(into, 4242), p.ab.send(pattern(8, 4), 4242)]));
+    assert.is(r.length, 8);
+    // Already aborted: rejects without being posted.
+    const pre = new AbortController();
+    pre.abort();
+    await p.run(p.b.recv(into, 1, undefined, { signal: pre.signal }).then(
+      () => assert.unreachable(),
+      (e: UcxError) => assert.is(e.code, "UCS_ERR_CANCELED"),
+    ));
+  });
+
+  test("bad input is a typed UcxError before anything reaches UCX", () => {
+    const bad: [() => unknown, RegExp][] = [
+      [() => p.ab.send(new Uint8Array(1), -1), /non-negative/],
+      [() => p.ab.send(new Uint8Array(1), 1.5), /safe integer/],
+      [() => p.ab.send(new Uint8Array(1), 2n ** 64n), /64-bit/],
+      [() => p.ab.send("text" as never, 1), /ArrayBufferView/],
+      [() => p.b.recv(new Uint8Array(1), 1, -2), /non-negative/],
+    ];
+    for (const [call, message] of bad) {
+      try {
+        call();
+        assert.unreachable();
+      } catch (e) {
+        assert.instance(e, UcxError);
+        assert.is((e as UcxError).code, "UCX_TS_INVALID_ARGUMENT");
+        assert.match((e as UcxError).message, message);
+      }
+    }
+    const ab = new ArrayBuffer(8);
+    if (typeof (ab as { transfer?: () => ArrayBuffer }).transfer === "function") {
+      (ab as unknown as { transfer: () => ArrayBuffer }).transfer();
+      assert.throws(() => p.ab.send(ab, 1), /detached/);
+    }
+  });
+
+  test.run();
+}

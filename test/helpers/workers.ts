@@ -1,0 +1,70 @@
+/**
+ * Pairs of workers in one process, for the in-process suites, and `drive`: awaiting a Promise
+ * while progressing every worker that has no thread of its own (polling and blocking modes),
+ * with a deadline so a hang fails the test instead of the suite.
+ */
+import { Worker, type Endpoint, type ProgressMode, type WorkerOptions } from "../../src/index.ts";
+
+export const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking"];
+
+export async function drive<T>(workers: readonly Worker[], promise: Promise<T>, timeoutMs = 20_000): Promise<T> {
+  let done = false;
+  const settled = promise.finally(() => (done = true));
+  settled.catch(() => {});
+  const deadline = Date.now() + timeoutMs;
+  const manual = workers.filter((w) => w.progressMode !== "thread" && !w.closed);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    if (manual.length === 0) return await Promise.race([settled, timeout]);
+    for (let i = 0; !done; i++) {
+      if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms`);
+      for (const w of manual) if (!w.closed) w.progress();
+      await undefined;
+      if (i % 128 === 127) await new Promise((r) => setTimeout(r, 0));
+    }
+    return await settled;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface Pair {
+  a: Worker;
+  b: Worker;
+  /** a's endpoint to b (by b's worker address). */
+  ab: Endpoint;
+  /** Await `p` while progressing both workers. */
+  run<T>(p: Promise<T>, timeoutMs?: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function pair(mode: ProgressMode, options: WorkerOptions = {}): Promise<Pair> {
+  const a = await Worker.create({ progressMode: mode, errorHandling: "none", ...options });
+  const b = await Worker.create({ progressMode: mode, errorHandling: "none", ...options });
+  const run = <T>(p: Promise<T>, timeoutMs?: number) => drive([a, b], p, timeoutMs);
+  const ab = await run(b.address().then((addr) => a.connect(addr)));
+  return {
+    a,
+    b,
+    ab,
+    run,
+    close: async () => {
+      await run(Promise.all([a.close(), b.close()]));
+    },
+  };
+}
+
+/** Deterministic content: byte i of message `seed` is (i * 31 + seed) & 255. */
+export function pattern(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  for (let i = 0; i < length; i++) out[i] = (i * 31 + seed) & 255;
+  return out;
+}
+
+export function samePattern(bytes: Uint8Array, seed: number): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== ((i * 31 + seed) & 255)) return false;
+  return true;
+}
