@@ -53,6 +53,7 @@ const refs = Object.keys(symbols).map((s) => `    (void *)&${s},`);
 const program = `#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>

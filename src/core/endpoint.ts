@@ -91,7 +91,12 @@ export class Endpoint {
     );
   }
 
-  /** Fill `buffer` entirely from the endpoint's byte stream (waitall). Resolves with its length. */
+  /**
+   * Fill `buffer` entirely from the endpoint's byte stream (waitall). Resolves with its length.
+   * Aborting rejects at once with UCS_ERR_CANCELED, but UCX cannot cancel a stream receive:
+   * the buffer stays UCX's (held by ucx-ts) until data fills it or the endpoint closes, and the
+   * stream's next bytes still go to it. Close the endpoint after aborting a stream receive.
+   */
   streamRecv(buffer: BufferLike, options: RecvOptions = {}): Promise<number> {
     this.assertUsable();
     const bytes = asBytes(buffer);
@@ -101,7 +106,7 @@ export class Endpoint {
       "ucp_stream_recv_nbx",
       (length) => length,
     );
-    this.worker.cancelOnAbort(r.id, options.signal);
+    this.worker.cancelOnAbort(r.id, options.signal, true);
     return this.track(r);
   }
 
@@ -133,7 +138,8 @@ export class Endpoint {
 
   /**
    * Close: by default flush what was sent, then close (`ucp_ep_close_nbx`). `force: true`
-   * closes at once, failing what is still in flight. Idempotent.
+   * closes at once, failing what is still in flight; UCX allows that only for endpoints with
+   * error handling "peer", so a "none" endpoint is always flushed and closed. Idempotent.
    */
   close(options: { force?: boolean } = {}): Promise<void> {
     if (this.worker.closed) {

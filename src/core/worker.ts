@@ -343,10 +343,17 @@ export class Worker {
     return r;
   }
 
-  /** @internal Wire an AbortSignal to cancel request `id`. */
-  cancelOnAbort(id: number, signal: AbortSignal | undefined): void {
+  /**
+   * @internal Wire an AbortSignal to cancel request `id`. With `rejectAtOnce` the Promise
+   * rejects on abort even though UCX cannot cancel the operation (stream receives): the buffer
+   * then stays with UCX until the endpoint closes.
+   */
+  cancelOnAbort(id: number, signal: AbortSignal | undefined, rejectAtOnce = false): void {
     if (!signal) return;
-    const onAbort = () => this.cancel(id);
+    const onAbort = () => {
+      this.cancel(id);
+      if (rejectAtOnce) this.settleEarly(id, UCS_ERR_CANCELED);
+    };
     signal.addEventListener("abort", onAbort, { once: true });
   }
 
@@ -394,15 +401,23 @@ export class Worker {
     return this.engine.progress();
   }
 
-  /** Blocking mode: sleep until UCX has an event, then progress. */
-  wait(): void {
+  /**
+   * Blocking mode: progress; if nothing happened, sleep on the worker's event fd until UCX has
+   * an event or `timeoutMs` passes (default: no limit), then progress again. It blocks this
+   * thread: while it sleeps, nothing else on the thread runs (other workers included).
+   * Returns the amount of work done.
+   */
+  wait(timeoutMs = -1): number {
     if (this.progressMode !== "blocking") throw invalidArgument("wait() needs progressMode 'blocking'");
-    this.engine.wait();
+    if (!Number.isInteger(timeoutMs) || timeoutMs < -1) throw invalidArgument("timeoutMs must be an integer >= -1");
+    if (this.#closed) return 0;
+    return this.engine.wait(timeoutMs);
   }
 
   /**
    * Await `promise`, progressing the worker meanwhile in polling and blocking modes (yielding
-   * to the event loop regularly, so timers and I/O still run). In thread mode this is `await`.
+   * to the event loop regularly, so timers, I/O and other workers still run; it never sleeps in
+   * `wait()`, which would starve them). In thread mode this is `await`.
    */
   async settled<T>(promise: Promise<T>): Promise<T> {
     if (this.progressMode === "thread") return promise;
@@ -411,8 +426,7 @@ export class Worker {
     p.catch(() => {});
     for (let spins = 0; !done; spins++) {
       if (this.#closed) break;
-      if (this.progressMode === "blocking" && spins % 64 === 63) this.engine.wait();
-      else this.engine.progress();
+      this.engine.progress();
       // A resolved Promise runs its reactions on the microtask queue: give it a turn.
       await undefined;
       if (spins % 256 === 255) await new Promise((r) => setTimeout(r, 0));

@@ -94,6 +94,8 @@ export const symbols = {
   calloc: { lib: "c", args: ["usize", "usize"], result: "ptr" },
   free: { lib: "c", args: ["ptr"], result: "void" },
   strlen: { lib: "c", args: ["ptr"], result: "usize" },
+  // poll(struct pollfd *fds, nfds_t nfds, int timeout): blocking mode waits on the worker's fd.
+  poll: { lib: "c", args: ["ptr", "u64", "i32"], result: "i32" },
   open_memstream: { lib: "c", args: ["ptr", "ptr"], result: "ptr" },
   fclose: { lib: "c", args: ["ptr"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;

@@ -43,8 +43,8 @@ export interface Engine {
   readonly backlog: number;
   /** Polling/blocking: run UCX once and deliver completions. Thread: deliver completions. */
   progress(): number;
-  /** Blocking mode: sleep until UCX has an event, then progress. */
-  wait(): void;
+  /** Blocking mode: sleep until UCX has an event (or `timeoutMs` passes), then progress. */
+  wait(timeoutMs?: number): number;
   /** Thread mode: keep delivering completions while work is outstanding (`active` true). */
   setActive(active: boolean): void;
   /** Stop the engine: cancels everything in flight, frees UCX. */

@@ -64,6 +64,8 @@ interface Inflight {
 
 interface EndpointState {
   handle: Pointer;
+  /** Created with UCP_ERR_HANDLING_MODE_PEER: only such endpoints may be force-closed (ucp.h). */
+  peer: boolean;
   /** Set when UCX reported the endpoint failed; sends fail fast afterwards. */
   failed: number;
 }
@@ -87,6 +89,10 @@ export class Executor {
   private readonly recvInfo: ReturnType<Ucx["struct"]>;
   private readonly recvInfoAddress: Pointer;
   private readonly out = new OutSlots(2);
+  private eventFd = -1;
+  /** `struct pollfd` (int fd; short events; short revents) for waitFd. */
+  private readonly pollfd = new DataView(new ArrayBuffer(8));
+  private readonly pollfdAddress: Pointer;
 
   constructor(
     options: ExecutorOptions,
@@ -97,6 +103,7 @@ export class Executor {
     this.paramAddress = u.addressOf(this.param.bytes);
     this.recvInfo = u.struct("ucp_tag_recv_info_t");
     this.recvInfoAddress = u.addressOf(this.recvInfo.bytes);
+    this.pollfdAddress = u.addressOf(this.pollfd);
 
     // WAKEUP lets an idle progress thread sleep in ucp_worker_wait, and blocking mode wait.
     const features = options.features.includes("wakeup") ? options.features : [...options.features, "wakeup" as const];
@@ -321,15 +328,16 @@ export class Executor {
     p.set("err_handler.cb", this.errorCallback.address);
     p.set("err_handler.arg", ep);
     const status = u.ucp_ep_create(this.worker, u.addressOf(p.bytes), this.out.address());
-    if (status === UCS_OK) this.endpoints.set(ep, { handle: this.out.pointer(), failed: 0 });
+    if (status === UCS_OK) this.endpoints.set(ep, { handle: this.out.pointer(), peer: (flags & EP_FLAG_ERR_PEER) !== 0, failed: 0 });
     this.done(id, status);
   }
 
   private endpointClose(id: number, ep: number, force: boolean): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
-    // A failed endpoint can only be force-closed (ucp.h).
-    const flags = force || e.failed ? C.UCP_EP_CLOSE_FLAG_FORCE : 0;
+    // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
+    // UCX answers UCS_ERR_INVALID_PARAM otherwise): a "none" endpoint always flushes and closes.
+    const flags = (force || e.failed) && e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0;
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
     if (!this.track(id, r, "close", ep, ep)) {
       this.endpoints.delete(ep);
@@ -470,6 +478,23 @@ export class Executor {
   }
 
   /**
+   * Sleep on the worker's event fd for at most `timeoutMs` (poll(2); -1: no limit). Call after
+   * `arm()` returned UCS_OK. Returns poll's result: >0 an event, 0 the timeout.
+   */
+  waitFd(timeoutMs: number): number {
+    const u = this.u;
+    if (this.eventFd < 0) {
+      check(u.ucp_worker_get_efd(this.worker, this.out.address()), "ucp_worker_get_efd");
+      this.eventFd = this.out.i32();
+    }
+    const pollfd = this.pollfd;
+    pollfd.setInt32(0, this.eventFd, true);
+    pollfd.setInt16(4, 1 /* POLLIN */, true);
+    pollfd.setInt16(6, 0, true);
+    return u.poll(this.pollfdAddress, 1, timeoutMs);
+  }
+
+  /**
    * Cancel everything in flight (each reported as UCS_ERR_CANCELED), force-close endpoints,
    * destroy listeners, the worker and the context. The executor is unusable afterwards.
    */
@@ -486,7 +511,7 @@ export class Executor {
     for (const h of this.listeners.values()) u.ucp_listener_destroy(h);
     this.listeners.clear();
     for (const [id, e] of this.endpoints) {
-      const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
+      const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0));
       if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + id, { request: r, kind: "close", endpoint: id });
     }
     this.endpoints.clear();

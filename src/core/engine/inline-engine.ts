@@ -53,17 +53,28 @@ export class InlineEngine implements Engine {
   }
 
   private deliver(): void {
-    do {
-      this.completions.consume((w) => this.onCompletion(this.completions, w));
-      this.completionWriter.flush();
-    } while (this.completions.size > 0);
+    // Loop while records keep coming (the backlog refills the ring). A nested call from inside
+    // a completion handler consumes nothing (the ring is busy) and returns: the outer loop
+    // delivers the rest.
+    while (this.completions.consume((w) => this.onCompletion(this.completions, w)) > 0) this.completionWriter.flush();
+    this.completionWriter.flush();
   }
 
-  wait(): void {
-    if (this.stopped) return;
-    // Only sleep when nothing is queued and UCX has no event pending (arm returns UCS_OK).
-    if (this.submissions.size === 0 && this.writer.backlog === 0 && this.executor.arm() === UCS_OK) this.executor.wait();
-    this.progress();
+  wait(timeoutMs = -1): number {
+    const deadline = timeoutMs < 0 ? Infinity : performance.now() + timeoutMs;
+    while (!this.stopped) {
+      const n = this.progress();
+      if (n > 0 || this.submissions.size > 0 || this.writer.backlog > 0) return n;
+      // Sleep only when UCX says nothing is pending (arm: UCS_OK); UCS_ERR_BUSY means events
+      // wait to be progressed, so progress and try again.
+      if (this.executor.arm() === UCS_OK) {
+        const left = deadline === Infinity ? -1 : Math.max(0, Math.ceil(deadline - performance.now()));
+        this.executor.waitFd(left);
+        return this.progress();
+      }
+      if (performance.now() >= deadline) return 0;
+    }
+    return 0;
   }
 
   setActive(): void {

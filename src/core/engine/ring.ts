@@ -32,6 +32,8 @@ export class Ring {
   /** Slot size in 32-bit words. */
   readonly slotWords: number;
   private readonly mask: number;
+  /** Set while `consume` runs: a handler that progresses again must not re-read the same records. */
+  private consuming = false;
 
   /** Allocate a ring of `capacity` (rounded up to a power of two) slots of `slotBytes`. */
   static create(capacity: number, slotBytes: number, shared: boolean): Ring {
@@ -84,15 +86,26 @@ export class Ring {
    * Returns how many were consumed.
    */
   consume(handle: (word: number) => void): number {
+    // A handler may call back into progress (a completion settles a Promise whose code polls
+    // the worker): the nested call returns at once and this loop goes on with the next record.
+    if (this.consuming) return 0;
+    this.consuming = true;
     let head = this.header[HEAD]!; // only the consumer writes head
-    const tail = Atomics.load(this.header, TAIL);
     let n = 0;
-    while (head !== tail) {
-      handle((head & this.mask) * this.slotWords);
-      head = (head + 1) | 0;
-      n++;
-      // Free slots as we go, so a producer waiting for space can continue meanwhile.
-      Atomics.store(this.header, HEAD, head);
+    try {
+      while (head !== Atomics.load(this.header, TAIL)) {
+        const word = (head & this.mask) * this.slotWords;
+        try {
+          handle(word);
+        } finally {
+          // Free the slot even if the handler threw, so the record is never handled twice.
+          head = (head + 1) | 0;
+          n++;
+          Atomics.store(this.header, HEAD, head);
+        }
+      }
+    } finally {
+      this.consuming = false;
     }
     if (n > 0 && Atomics.load(this.header, PRODUCER_WAITING) !== 0) Atomics.notify(this.header, HEAD);
     return n;

@@ -92,7 +92,7 @@ export class ThreadedEngine implements Engine {
     this.onCompletion(this.completions, w);
   }
 
-  wait(): void {
+  wait(): number {
     throw new UcxError("UCX_TS_INVALID_ARGUMENT", "wait() is for the blocking progress mode; in thread mode just await");
   }
 

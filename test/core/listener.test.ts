@@ -1,0 +1,140 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { createServer } from "node:net";
+import { Worker, UcxError, type Endpoint } from "../../src/index.ts";
+import { drive, MODES, pattern, samePattern } from "../helpers/workers.ts";
+
+/** A port nobody listens on: bind one, note it, close it. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+for (const mode of MODES) {
+  const test = suite(`core/listener (${mode})`);
+
+  test("listen on port 0 reports the port; a client connects by host and port; both directions work", async () => {
+    const server = await Worker.create({ progressMode: mode });
+    const client = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([server, client], p);
+    try {
+      const listener = await run(server.listen({ port: 0, host: "127.0.0.1" }));
+      assert.ok(listener.port > 0 && listener.port < 65536, `port ${listener.port}`);
+      const [accepted, ep] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
+      assert.is(accepted.remote?.host, "127.0.0.1");
+      assert.is(ep.remote?.port, listener.port);
+
+      const into = new Uint8Array(1 << 20);
+      await run(Promise.all([server.recv(into, 5), ep.send(pattern(1 << 20, 5), 5)]));
+      assert.ok(samePattern(into, 5));
+      const back = new Uint8Array(1000);
+      await run(Promise.all([ep.recv(back, 6), accepted.send(pattern(1000, 6), 6)]));
+      assert.ok(samePattern(back, 6));
+      // Streams on the accepted endpoint pair.
+      const s = new Uint8Array(5000);
+      await run(Promise.all([accepted.streamRecv(s), ep.streamSend(pattern(5000, 8))]));
+      assert.ok(samePattern(s, 8));
+
+      // The default error handling is peer; UCX reports the transports the endpoint uses.
+      assert.is(ep.errorHandling, "peer");
+      const transports = await run(ep.transports());
+      assert.ok(transports.length > 0, "no transports reported");
+      await run(listener.close());
+      assert.ok(listener.closed);
+    } finally {
+      await run(Promise.all([server.close(), client.close()]));
+    }
+  });
+
+  test("onConnection receives each accepted endpoint", async () => {
+    const server = await Worker.create({ progressMode: mode });
+    const client = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([server, client], p);
+    try {
+      const accepted: Endpoint[] = [];
+      let notify: () => void = () => {};
+      const two = new Promise<void>((r) => (notify = r));
+      const listener = await run(
+        server.listen({
+          port: 0,
+          onConnection: (ep) => {
+            accepted.push(ep);
+            if (accepted.length === 2) notify();
+          },
+        }),
+      );
+      await run(Promise.all([client.connect({ host: "127.0.0.1", port: listener.port }), client.connect({ host: "localhost", port: listener.port }), two]));
+      assert.is(accepted.length, 2);
+    } finally {
+      await run(Promise.all([server.close(), client.close()]));
+    }
+  });
+
+  test("connecting to a port with no listener rejects with a UcxError, without hanging", async () => {
+    const client = await Worker.create({ progressMode: mode });
+    try {
+      const port = await freePort();
+      const started = Date.now();
+      const err = await drive([client], client.connect({ host: "127.0.0.1", port }).then(() => null, (e: unknown) => e), 30_000);
+      assert.instance(err, UcxError);
+      assert.match((err as UcxError).code, /^UCS_ERR_/);
+      assert.ok(Date.now() - started < 30_000);
+      // The worker is still usable: it can listen and connect to itself.
+      const l = await drive([client], client.listen({ port: 0 }));
+      const [, ep] = await drive([client], Promise.all([l.accept(), client.connect({ host: "127.0.0.1", port: l.port })]));
+      assert.ok(!ep.closed);
+    } finally {
+      await drive([client], client.close());
+    }
+  });
+
+  test.run();
+}
+
+const blocking = suite("core/blocking wait");
+
+blocking("wait() sleeps on the worker's fd until a message arrives, and returns after its timeout when none does", async () => {
+  const receiver = await Worker.create({ progressMode: "blocking" });
+  const sender = await Worker.create({ progressMode: "thread" });
+  try {
+    const ep = await sender.connect(await drive([receiver], receiver.address()));
+    const into = new Uint8Array(32);
+    let got: unknown = null;
+    const recv = receiver.recv(into, 3).then((r) => (got = r));
+    recv.catch(() => {});
+    for (let i = 0; i < 10; i++) receiver.progress(); // post the receive; settle the connection
+    // Nothing sent yet: a bounded wait sleeps until its timeout and reports no work.
+    const t0 = Date.now();
+    const work = receiver.wait(200);
+    assert.ok(Date.now() - t0 >= 150, `returned after ${Date.now() - t0} ms with ${work} events`);
+    assert.is(got, null);
+    // The send completes on the sender's thread while this thread sleeps in wait().
+    const sent = ep.send(pattern(32, 3), 3);
+    for (let i = 0; i < 200 && got === null; i++) {
+      receiver.wait(100);
+      await undefined;
+      await undefined;
+    }
+    assert.equal(got, { tag: 3, length: 32 });
+    assert.ok(samePattern(into, 3));
+    await sent;
+  } finally {
+    await drive([receiver], Promise.all([receiver.close(), sender.close()]));
+  }
+});
+
+blocking("wait() is refused outside blocking mode", async () => {
+  const w = await Worker.create({ progressMode: "polling" });
+  try {
+    assert.throws(() => w.wait(), (e: UcxError) => e.code === "UCX_TS_INVALID_ARGUMENT");
+  } finally {
+    await drive([w], w.close());
+  }
+});
+
+blocking.run();
