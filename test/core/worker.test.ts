@@ -1,0 +1,93 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { Worker, UcxError } from "../../src/index.ts";
+import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+
+for (const mode of MODES) {
+  const test = suite(`core/worker (${mode})`);
+
+  test("a ring of 2 slots applies back-pressure: 500 sends and receives all complete, in order, intact", async () => {
+    const p = await pair(mode, { ringSize: 2 });
+    try {
+      const n = 500;
+      const into = Array.from({ length: n }, () => new Uint8Array(64));
+      const ops: Promise<unknown>[] = [];
+      for (let i = 0; i < n; i++) ops.push(p.b.recv(into[i]!, 1), p.ab.send(pattern(64, i), 1));
+      await p.run(Promise.all(ops), 60_000);
+      // Same tag for all: UCX matches in posting order, so message i lands in buffer i.
+      into.forEach((b, i) => assert.ok(samePattern(b, i), `message ${i}`));
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("close() with requests pending rejects them with UCS_ERR_CANCELED and frees everything", async () => {
+    const p = await pair(mode);
+    const pending = [p.b.recv(new Uint8Array(8), 77), p.b.recv(new Uint8Array(1 << 20), 78), p.a.recv(new Uint8Array(8), 79)];
+    const outcomes = pending.map((r) => r.then(() => "resolved", (e: UcxError) => e.code));
+    await p.run(new Promise((r) => setTimeout(r, 20)));
+    await p.close();
+    assert.equal(await Promise.all(outcomes), ["UCS_ERR_CANCELED", "UCS_ERR_CANCELED", "UCS_ERR_CANCELED"]);
+    assert.ok(p.a.closed && p.b.closed);
+    assert.is(p.b.pendingRequests, 0);
+    // Closed objects refuse use with a typed error; closing again is harmless.
+    assert.throws(() => p.b.recv(new Uint8Array(1), 1), (e: UcxError) => e.code === "UCX_TS_CLOSED");
+    assert.throws(() => p.ab.send(new Uint8Array(1), 1), (e: UcxError) => e.code === "UCX_TS_CLOSED");
+    await p.a.close();
+  });
+
+  test("endpoint close flushes what was sent; the endpoint then refuses use", async () => {
+    const p = await pair(mode);
+    try {
+      const into = new Uint8Array(1 << 20);
+      const recv = p.b.recv(into, 3);
+      const send = p.ab.send(pattern(1 << 20, 3), 3);
+      await p.run(Promise.all([send, p.ab.close()]));
+      await p.run(recv);
+      assert.ok(samePattern(into, 3));
+      assert.ok(p.ab.closed);
+      assert.throws(() => p.ab.send(new Uint8Array(1), 1), (e: UcxError) => e.code === "UCX_TS_CLOSED");
+      await p.run(p.ab.close());
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("a worker address connects, flush works, asyncDispose closes", async () => {
+    const a = await Worker.create({ progressMode: mode, errorHandling: "none" });
+    const addr = await drive([a], a.address());
+    assert.ok(addr.length > 16);
+    const self = await drive([a], a.connect(addr));
+    const into = new Uint8Array(5);
+    await drive([a], Promise.all([a.recv(into, 1), self.send(pattern(5, 1), 1)]));
+    await drive([a], Promise.all([self.flush(), a.flush()]));
+    await drive([a], a[Symbol.asyncDispose]());
+    assert.ok(a.closed);
+  });
+
+  test("bad options are typed errors", async () => {
+    await Worker.create({ progressMode: "turbo" as never }).then(
+      () => assert.unreachable(),
+      (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+    );
+    await Worker.create({ ringSize: 0 }).then(
+      () => assert.unreachable(),
+      (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+    );
+    const w = await Worker.create({ progressMode: mode });
+    try {
+      await drive([w], w.connect(new Uint8Array(0))).then(
+        () => assert.unreachable(),
+        (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+      );
+      await drive([w], w.connect({ host: "127.0.0.1", port: 70000 })).then(
+        () => assert.unreachable(),
+        (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+      );
+    } finally {
+      await drive([w], w.close());
+    }
+  });
+
+  test.run();
+}
