@@ -45,6 +45,11 @@ export interface WorkerOptions {
   readonly spinMicroseconds?: number;
   /** Thread mode: how long the progress thread busy-polls after its last work (µs). */
   readonly threadSpinMicroseconds?: number;
+  /**
+   * Thread mode: queue submissions in the shared ring for the progress thread to take in
+   * batches (default true, UCXX's "delayed submission"); false posts each as a message.
+   */
+  readonly delayedSubmission?: boolean;
 }
 
 export interface RecvResult {
@@ -97,6 +102,7 @@ export class Worker {
       ringSize: options.ringSize ?? 1024,
       spinMicroseconds: options.spinMicroseconds ?? spins.app,
       threadSpinMicroseconds: options.threadSpinMicroseconds ?? spins.thread,
+      delayedSubmission: options.delayedSubmission ?? true,
     };
     if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
     const onCompletion = (ring: Ring, word: number) => w.onCompletion(ring, word);

@@ -10,14 +10,18 @@ import { runtime } from "./runtime.ts";
 
 export type Thread = Worker;
 
-export function startThread(entry: URL, workerData: unknown): Thread {
+export function startThread(entry: URL, workerData: unknown, transferList: Transferable[] = []): Thread {
   if (runtime === "node" && entry.pathname.endsWith(".ts")) {
     const tsx = import.meta.resolve("tsx/esm/api");
     const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
-    return new Worker(boot, { eval: true, workerData });
+    return new Worker(boot, { eval: true, workerData, transferList: transferList as never });
   }
-  return new Worker(entry, { workerData });
+  return new Worker(entry, { workerData, transferList: transferList as never });
 }
 
-/** The progress thread's own side: its start-up data and the channel to the application thread. */
-export { parentPort, workerData, isMainThread } from "node:worker_threads";
+/**
+ * The progress thread's own side: its start-up data, the channel to the application thread,
+ * and `receiveMessageOnPort`, which takes a message synchronously (the thread never returns
+ * to its event loop while it runs UCX).
+ */
+export { parentPort, workerData, isMainThread, MessageChannel, receiveMessageOnPort, type MessagePort } from "node:worker_threads";

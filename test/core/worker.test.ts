@@ -91,3 +91,24 @@ for (const mode of MODES) {
 
   test.run();
 }
+
+const direct = suite("core/worker (thread, delayed submission off)");
+
+direct("submissions posted one by one as messages give the same results as the ring", async () => {
+  const p = await pair("thread", { delayedSubmission: false });
+  try {
+    const n = 300;
+    const into = Array.from({ length: n }, () => new Uint8Array(1024));
+    const ops: Promise<unknown>[] = [];
+    for (let i = 0; i < n; i++) ops.push(p.b.recv(into[i]!, 5000 + i), p.ab.send(pattern(1024, i), 5000 + i));
+    await p.run(Promise.all(ops));
+    into.forEach((b, i) => assert.ok(samePattern(b, i), `message ${i}`));
+    const big = new Uint8Array(8 << 20);
+    await p.run(Promise.all([p.b.recv(big, 1), p.ab.send(pattern(8 << 20, 9), 1)]));
+    assert.ok(samePattern(big, 9));
+  } finally {
+    await p.close();
+  }
+});
+
+direct.run();

@@ -60,4 +60,10 @@ export interface EngineOptions {
   readonly spinMicroseconds: number;
   /** Thread mode: microseconds the progress thread stays busy-polling after its last work. */
   readonly threadSpinMicroseconds: number;
+  /**
+   * Thread mode: true (default) queues submissions in the shared ring, drained by the progress
+   * thread in batches (UCXX's delayed submission). false sends each one as a message that the
+   * thread takes one by one, for measuring what the ring buys.
+   */
+  readonly delayedSubmission: boolean;
 }

@@ -14,18 +14,22 @@
  * It stops cooperatively on Op.Stop (Deno cannot terminate a thread that is inside a C call or
  * spinning, ffi-facts.md): it destroys UCX, reports Stopped, and returns.
  */
-import { parentPort, workerData } from "../../ffi/thread.ts";
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from "../../ffi/thread.ts";
 import { UcxError } from "../errors.ts";
 import { CompletionWriter } from "./completion-writer.ts";
-import type { EngineOptions } from "./engine.ts";
+import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
 import { CONSUMER_SLEEPING, Ring } from "./ring.ts";
+import { SUBMISSION_BYTES } from "./records.ts";
+import { SubmissionWriter } from "./submission-writer.ts";
 
 interface ThreadData {
   submissions: SharedArrayBuffer;
   completions: SharedArrayBuffer;
   options: EngineOptions;
+  /** Present when delayed submission is off: submissions arrive one message at a time. */
+  port?: MessagePort;
 }
 
 const UCS_OK = 0;
@@ -51,13 +55,32 @@ function run(): void {
   let stopping = false;
   let lastWork = performance.now();
 
-  const execute = (w: number) => {
-    if (submissions.u32[w + SUB.op] === Op.Stop) stopping = true;
-    else executor.execute(submissions, w);
+  const execute = (ring: Ring, w: number) => {
+    if (ring.u32[w + SUB.op] === Op.Stop) stopping = true;
+    else executor.execute(ring, w);
   };
+  const fromRing = (w: number) => execute(submissions, w);
+
+  // Delayed submission off: take each posted submission at once, through a one-slot ring so
+  // the executor reads the same record format.
+  const port = data.port;
+  const single = Ring.create(1, SUBMISSION_BYTES, false);
+  const singleWriter = new SubmissionWriter(single);
+  const fromSingle = (w: number) => execute(single, w);
+  const takeMessages = (): number => {
+    let n = 0;
+    for (let m = receiveMessageOnPort(port!); m; m = receiveMessageOnPort(port!)) {
+      singleWriter.write(m.message as Submission);
+      n += single.consume(fromSingle);
+      if (stopping) break;
+    }
+    return n;
+  };
+  const takeSubmissions = port ? takeMessages : () => submissions.consume(fromRing);
+  const nothingQueued = port ? () => true : () => submissions.size === 0;
 
   for (;;) {
-    let work = submissions.consume(execute);
+    let work = takeSubmissions();
     if (stopping) break;
     work += executor.progress();
     writer.flush();
@@ -74,7 +97,11 @@ function run(): void {
     // Idle: announce the sleep, then re-check the ring, then arm; any of the three seeing work
     // keeps us awake.
     Atomics.store(sub, CONSUMER_SLEEPING, 1);
-    if (submissions.size === 0 && executor.arm() === UCS_OK) executor.wait();
+    if (port && takeMessages() > 0) {
+      Atomics.store(sub, CONSUMER_SLEEPING, 0);
+      continue;
+    }
+    if (nothingQueued() && executor.arm() === UCS_OK) executor.wait();
     Atomics.store(sub, CONSUMER_SLEEPING, 0);
     lastWork = performance.now();
   }

@@ -4,7 +4,7 @@
  * the notifier: while work is outstanding it waits for completion records (a short spin, then
  * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
  */
-import { startThread, type Thread } from "../../ffi/thread.ts";
+import { MessageChannel, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
 import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
@@ -35,6 +35,8 @@ export class ThreadedEngine implements Engine {
     private readonly workerHandle: number,
     private readonly options: EngineOptions,
     private readonly onCompletion: CompletionHandler,
+    /** Set when delayed submission is off: each submission is posted here instead. */
+    private readonly port: MessagePort | undefined,
   ) {
     this.writer = new SubmissionWriter(submissions);
     const u = ucx();
@@ -46,11 +48,12 @@ export class ThreadedEngine implements Engine {
     ucx(); // load UCX here first: a missing library is reported on this thread, clearly
     const submissions = Ring.create(options.ringSize, SUBMISSION_BYTES, true);
     const completions = Ring.create(options.ringSize * 2, COMPLETION_BYTES, true);
-    const thread = startThread(threadEntry(), {
-      submissions: submissions.buffer,
-      completions: completions.buffer,
-      options,
-    });
+    const channel = options.delayedSubmission ? undefined : new MessageChannel();
+    const thread = startThread(
+      threadEntry(),
+      { submissions: submissions.buffer, completions: completions.buffer, options, port: channel?.port2 },
+      channel ? [channel.port2 as unknown as Transferable] : [],
+    );
     const workerHandle = await new Promise<number>((resolve, reject) => {
       thread.once("message", (m: { type: string; worker?: number; code?: string; message?: string; status?: number }) => {
         if (m.type === "ready") resolve(m.worker!);
@@ -58,7 +61,8 @@ export class ThreadedEngine implements Engine {
       });
       thread.once("error", (e) => reject(new UcxError("UCX_TS_CLOSED", `progress thread failed: ${e.message}`, { cause: e })));
     });
-    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion);
+    channel?.port1.unref?.();
+    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1);
   }
 
   get backlog(): number {
@@ -67,7 +71,8 @@ export class ThreadedEngine implements Engine {
 
   submit(s: Submission): void {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
-    this.writer.write(s);
+    if (this.port) this.port.postMessage(s);
+    else this.writer.write(s);
     this.wake();
     if (this.writer.backlog > 0) this.ensureNotifier();
   }
@@ -148,13 +153,15 @@ export class ThreadedEngine implements Engine {
   async stop(): Promise<void> {
     if (this.stopped) return;
     const stoppedPromise = new Promise<void>((resolve) => (this.stopWaiter = resolve));
-    this.writer.write(submission({ op: Op.Stop }));
+    if (this.port) this.port.postMessage(submission({ op: Op.Stop }));
+    else this.writer.write(submission({ op: Op.Stop }));
     this.wake();
     this.thread.ref();
     this.ensureNotifier();
     await stoppedPromise;
     this.stopped = true;
     this.stopWaiter = undefined;
+    this.port?.close();
     // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
     await new Promise<void>((resolve) => {
       this.thread.once("exit", () => resolve());
