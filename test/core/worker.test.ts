@@ -2,6 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
 import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+import { runScript } from "../helpers/spawn.ts";
 
 for (const mode of MODES) {
   const test = suite(`core/worker (${mode})`);
@@ -112,3 +113,17 @@ direct("submissions posted one by one as messages give the same results as the r
 });
 
 direct.run();
+
+const exit = suite("core/worker (process exit)");
+
+exit("a process that ends without closing its workers exits promptly (thread asleep in ucp_worker_wait)", async () => {
+  for (const mode of ["thread", "polling"]) {
+    const started = Date.now();
+    const r = await runScript("test/helpers/exit-without-close.ts", [mode], { timeoutMs: 30_000 });
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout.trim(), "[1,2,3,4]");
+    assert.ok(Date.now() - started < 15_000, `${mode}: took ${Date.now() - started} ms`);
+  }
+});
+
+exit.run();

@@ -20,7 +20,7 @@ import { CompletionWriter } from "./completion-writer.ts";
 import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
-import { CONSUMER_SLEEPING, Ring } from "./ring.ts";
+import { CONSUMER_SLEEPING, PROCESS_EXITING, Ring } from "./ring.ts";
 import { SUBMISSION_BYTES } from "./records.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
 
@@ -80,6 +80,9 @@ function run(): void {
   const nothingQueued = port ? () => true : () => submissions.size === 0;
 
   for (;;) {
+    // The process is exiting with this worker still open: leave UCX to the OS and return, so
+    // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
+    if (Atomics.load(sub, PROCESS_EXITING) !== 0) return;
     let work = takeSubmissions();
     if (stopping) break;
     work += executor.progress();

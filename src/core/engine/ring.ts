@@ -22,6 +22,8 @@ export const CONSUMER_SLEEPING = 4;
 export const PRODUCER_WAITING = 5;
 /** Set by the application thread while it is parked waiting for completions (completion ring). */
 export const APP_WAITING = 6;
+/** Set when the process is exiting without the worker closed: the thread returns at once. */
+export const PROCESS_EXITING = 7;
 
 export class Ring {
   readonly header: Int32Array;

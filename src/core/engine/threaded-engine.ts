@@ -9,9 +9,25 @@ import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { COMPLETION_BYTES, CompletionKind, DONE, Op, SUBMISSION_BYTES } from "./records.ts";
-import { APP_WAITING, CONSUMER_SLEEPING, PRODUCER_WAITING, Ring } from "./ring.ts";
+import { APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring } from "./ring.ts";
+import process from "node:process";
 import { submission } from "./engine.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
+
+/**
+ * Engines whose thread is running. A process may exit without closing its workers; Node then
+ * waits for every worker thread, and one asleep in `ucp_worker_wait` never comes back (seen
+ * here: a 20 s hang). On exit each live thread is told to return and is woken.
+ */
+const liveEngines = new Set<ThreadedEngine>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const e of liveEngines) e.abandon();
+  });
+}
 
 /** The thread's entry, next to this file: .ts when running from source, .js when built. */
 function threadEntry(): URL {
@@ -42,6 +58,8 @@ export class ThreadedEngine implements Engine {
     const u = ucx();
     this.signal = () => void u.ucp_worker_signal(this.workerHandle);
     thread.unref(); // held only while work is outstanding (setActive)
+    liveEngines.add(this);
+    installExitHook();
   }
 
   static async start(options: EngineOptions, onCompletion: CompletionHandler): Promise<ThreadedEngine> {
@@ -150,6 +168,13 @@ export class ThreadedEngine implements Engine {
     }
   }
 
+  /** @internal The process is exiting: make the thread return now, without freeing UCX. */
+  abandon(): void {
+    if (this.stopped) return;
+    Atomics.store(this.submissions.header, PROCESS_EXITING, 1);
+    this.signal();
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     const stoppedPromise = new Promise<void>((resolve) => (this.stopWaiter = resolve));
@@ -160,6 +185,7 @@ export class ThreadedEngine implements Engine {
     this.ensureNotifier();
     await stoppedPromise;
     this.stopped = true;
+    liveEngines.delete(this);
     this.stopWaiter = undefined;
     this.port?.close();
     // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
