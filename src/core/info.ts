@@ -100,3 +100,48 @@ export function formatInfo(r: InfoReport): string {
   }
   return lines.join("\n");
 }
+
+/** Transports an endpoint to another worker on this host gets, per error-handling mode. */
+export interface EndpointTransports {
+  readonly peer: readonly string[];
+  readonly none: readonly string[];
+}
+
+/**
+ * Connect two workers of this process through a listener on 127.0.0.1, once with each error
+ * handling mode, and report what `ucp_ep_print_info` says each endpoint uses. Within one
+ * process UCX may add transports two processes would not get, but the split between the modes
+ * (tcp for `peer`, shared memory for `none` on UCX 1.13) is the same.
+ */
+export async function probeEndpointTransports(): Promise<EndpointTransports> {
+  const { Worker } = await import("./worker.ts");
+  const server = await Worker.create({ progressMode: "polling" });
+  const client = await Worker.create({ progressMode: "polling" });
+  const both = async <T>(p: Promise<T>): Promise<T> => {
+    let done = false;
+    const settled = p.finally(() => (done = true));
+    settled.catch(() => {});
+    const deadline = Date.now() + 10_000;
+    while (!done) {
+      if (Date.now() > deadline) throw new Error("endpoint probe did not finish in 10 s");
+      server.progress();
+      client.progress();
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    return settled;
+  };
+  try {
+    const result: Record<string, string[]> = {};
+    for (const mode of ["peer", "none"] as const) {
+      // Both sides must use the same mode: UCX refuses an asymmetric endpoint pair.
+      const listener = await both(server.listen({ port: 0, host: "127.0.0.1", errorHandling: mode }));
+      const ep = await both(client.connect({ host: "127.0.0.1", port: listener.port }, { errorHandling: mode }));
+      result[mode] = await both(ep.transports());
+      await both(ep.close());
+      await both(listener.close());
+    }
+    return { peer: result.peer!, none: result.none! };
+  } finally {
+    await both(Promise.all([server.close(), client.close()]));
+  }
+}
