@@ -430,12 +430,18 @@ export class Worker {
     let done = false;
     const p = promise.finally(() => (done = true));
     p.catch(() => {});
-    for (let spins = 0; !done; spins++) {
+    let lastYield = performance.now();
+    while (!done) {
       if (this.#closed) break;
       this.engine.progress();
       // A resolved Promise runs its reactions on the microtask queue: give it a turn.
       await undefined;
-      if (spins % 256 === 255) await new Promise((r) => setTimeout(r, 0));
+      // Let timers and I/O run now and then, but not on every round: a macrotask turn costs
+      // microseconds to a millisecond (setTimeout's floor), more than a whole round trip.
+      if (performance.now() - lastYield > 2) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
     }
     return p;
   }
@@ -469,6 +475,12 @@ export class Worker {
   addressOf(bytes: Uint8Array): number {
     return backend().addressOf(bytes);
   }
+}
+
+/** One turn of the event loop: setImmediate where the runtime has it (all three do today). */
+function yieldToEventLoop(): Promise<void> {
+  const g = globalThis as { setImmediate?: (f: () => void) => unknown };
+  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)));
 }
 
 function canceled(message: string): UcxError {

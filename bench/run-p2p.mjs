@@ -1,0 +1,160 @@
+// Point-to-point benchmark: ucx-ts (per runtime, progress mode and error handling) against
+// ucx_perftest (tag_lat / tag_bw, with -e for peer error handling) and node:net, all measured
+// in this run between two processes on 127.0.0.1. Prints a table and writes
+// bench/results/p2p-<time>.json.
+//   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking]
+//                          [--errors none,peer] [--quick] [--dist]
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1].split(",") : def;
+};
+const quick = args.includes("--quick");
+const dist = args.includes("--dist");
+const runtimes = opt("runtimes", ["node", "deno", "bun"]);
+const modes = opt("modes", ["polling", "thread", "blocking"]);
+const errors = opt("errors", ["none", "peer"]);
+const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
+const plan = {
+  latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
+  bandwidth: [[65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
+};
+
+const bin = "node_modules/.bin";
+const runtimeArgv = {
+  node: dist ? ["node"] : ["node", "--import", "tsx"],
+  deno: [`${bin}/deno`, "run", "-A"],
+  bun: [`${bin}/bun`],
+};
+
+function run(argv, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 240_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      code === 0 ? resolve(out) : reject(new Error(`${argv.join(" ")} exited ${code}: ${err.slice(-500)}`));
+    });
+  });
+}
+
+/** Start a server, read its port, run the client with it, return the client's JSON. */
+async function pair(serverArgv, clientArgv, env) {
+  const server = spawn(serverArgv[0], serverArgv.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const killer = setTimeout(() => server.kill("SIGKILL"), 240_000);
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let out = "";
+      server.stdout.on("data", (d) => {
+        out += d;
+        const line = out.split("\n").find((l) => l.startsWith('{"port"') && l.endsWith("}"));
+        if (line) resolve(JSON.parse(line).port);
+      });
+      server.on("close", (c) => reject(new Error(`server exited ${c}`)));
+    });
+    const lines = (await run([...clientArgv(port)], env)).split("\n");
+    const last = lines.filter((l) => l.startsWith("[")).pop();
+    if (!last) throw new Error(`client printed no results: ${lines.join("\n").slice(-300)}`);
+    return JSON.parse(last);
+  } finally {
+    clearTimeout(killer);
+    server.kill("SIGKILL");
+  }
+}
+
+function perftest(test, size, iterations, peer) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
+  spawnSync("sleep", ["0.3"]);
+  const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  server.kill("SIGKILL");
+  const final = /Final:\s+\d+\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
+  if (!final) return null;
+  // tag_lat reports one-way latency (us): round trip is twice that; tag_bw reports MB/s (2^20).
+  return test === "tag_lat" ? Number(final[1]) * 2 : (Number(final[3]) * 1048576) / 1e6;
+}
+
+const rows = [];
+const record = (system, mode, errorHandling, r) => rows.push({ system, mode, errorHandling, ...r });
+
+if (spawnSync("ucx_perftest", ["-h"]).error) console.log("ucx_perftest not found: no ucx_perftest baseline");
+else
+  for (const e of errors) {
+    for (const [size, it] of plan.latency) {
+      const v = perftest("tag_lat", size, it * 5, e === "peer");
+      if (v !== null) record("ucx_perftest", "-", e, { kind: "rtt_us_median", size, value: v, iterations: it * 5 });
+    }
+    for (const [size, w, rounds] of plan.bandwidth) {
+      const v = perftest("tag_bw", size, w * rounds, e === "peer");
+      if (v !== null) record("ucx_perftest", "-", e, { kind: "bw_MBps", size, value: v, iterations: w * rounds });
+    }
+  }
+
+for (const r of await pair(["node", "bench/net-peer.mjs", "server"], (port) => ["node", "bench/net-peer.mjs", "client", String(port), JSON.stringify(plan)], {}))
+  record("node:net", "-", "-", r);
+
+for (const runtime of runtimes)
+  for (const mode of modes)
+    for (const e of errors) {
+      const peer = [...runtimeArgv[runtime], "bench/p2p-peer.ts"];
+      try {
+        const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], dist ? { UCX_TS_BENCH_DIST: "1" } : {});
+        for (const r of results) record(`ucx-ts/${runtime}`, mode, e, r);
+      } catch (err) {
+        console.log(`ucx-ts/${runtime} ${mode} ${e}: FAILED ${err.message}`);
+      }
+    }
+
+// Idle CPU of a connected thread-mode worker: the server process's CPU time over 2 s of idleness.
+async function idleCpu(runtime) {
+  const script = `
+    const lib = ${JSON.stringify(dist ? "../dist/index.js" : "../src/index.ts")};
+    const { Worker } = await import(new URL(lib, ${JSON.stringify(new URL("./", import.meta.url).href)}).href);
+    const a = await Worker.create(); const b = await Worker.create();
+    const ep = await a.connect(await b.address());
+    await Promise.all([b.recv(new Uint8Array(8), 1), ep.send(new Uint8Array(8), 1)]);
+    const t0 = process.cpuUsage(); const w0 = performance.now();
+    await new Promise((r) => setTimeout(r, 2000));
+    const u = process.cpuUsage(t0); const wall = performance.now() - w0;
+    console.log(JSON.stringify({ cpuPercent: ((u.user + u.system) / 1000 / wall) * 100 }));
+    await a.close(); await b.close();`;
+  writeFileSync("bench/.idle-cpu.mts", script);
+  const out = await run([...runtimeArgv[runtime], "bench/.idle-cpu.mts"], dist ? {} : {});
+  return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
+}
+const idle = {};
+for (const runtime of runtimes) idle[runtime] = await idleCpu(runtime).catch((e) => `failed: ${e.message}`);
+
+// The table: each ucx-ts row against ucx_perftest with the same error handling, and node:net.
+const key = (r) => `${r.kind}/${r.size}`;
+const base = (system, e, r) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && key(x) === key(r));
+const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
+console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
+console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net");
+for (const r of rows) {
+  const p = base("ucx_perftest", r.errorHandling, r);
+  const net = base("node:net", "-", r);
+  const better = (a, b) => (r.kind === "bw_MBps" ? a / b : b / a); // > 1: faster than the baseline
+  const vp = p && r.system !== "ucx_perftest" ? better(r.value, p.value).toFixed(2) + "x" : "";
+  const vn = net && r.system !== "node:net" ? better(r.value, net.value).toFixed(1) + "x" : "";
+  console.log(
+    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${(r.kind === "bw_MBps" ? "bandwidth MB/s" : "round trip us").padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}`,
+  );
+}
+console.log(`\nidle CPU of a connected thread-mode worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);
+console.log("(vs columns: > 1 means faster than the baseline: ratio of round trips, or of bandwidths)");
+mkdirSync("bench/results", { recursive: true });
+const file = `bench/results/p2p-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
+writeFileSync(file, JSON.stringify({ plan, cores: cpus().length, idleCpuPercent: idle, rows }, null, 2));
+console.log(`written ${file}`);
