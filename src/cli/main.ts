@@ -3,23 +3,28 @@
  * line on stderr, the stack with --verbose), 2 usage error.
  */
 import { UcxError } from "../core/errors.ts";
+import { demoCommand, demoHelp } from "./demo-command.ts";
 import { infoCommand, infoHelp, UsageError } from "./info-command.ts";
 
 const mainHelp = `Usage: ucx-ts <command> [options]
 
 Commands:
   info      the UCX library, runtime, transports, devices and memory types in use
+  demo      a verified transfer between two processes, timed against node:net
 
 Options:
-  --help, -h   help for ucx-ts or for a command (ucx-ts info --help)
+  --help, -h   help for ucx-ts or for a command (ucx-ts demo --help)
   --verbose    print stack traces on errors
 
 Environment:
   UCX_TS_LIBDIR   directory holding libucp.so.0 (default: the system loader path)
   UCX_*           UCX's own configuration variables (UCX_TLS, UCX_NET_DEVICES, ...)`;
 
-const commands: Record<string, { help: string; run: (args: readonly string[], write: (t: string) => void) => number }> = {
+type Command = (args: readonly string[], write: (t: string) => void) => number | Promise<number>;
+
+const commands: Record<string, { help: string; run: Command }> = {
   info: { help: infoHelp, run: infoCommand },
+  demo: { help: demoHelp, run: demoCommand },
 };
 
 export interface CliIo {
@@ -27,7 +32,7 @@ export interface CliIo {
   err(text: string): void;
 }
 
-export function runCli(argv: readonly string[], io: CliIo): number {
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const verbose = argv.includes("--verbose");
   const args = argv.filter((a) => a !== "--verbose");
   const [name, ...rest] = args;
@@ -45,7 +50,7 @@ export function runCli(argv: readonly string[], io: CliIo): number {
     return 0;
   }
   try {
-    return command.run(rest, io.out);
+    return await command.run(rest, io.out);
   } catch (e) {
     if (e instanceof UsageError) {
       io.err(`ucx-ts ${e.message}\n\n${command.help}`);

@@ -1,0 +1,498 @@
+/**
+ * `ucx-ts demo`: a real transfer between two processes. This process listens (UCX listener and a
+ * node:net server on 127.0.0.1), starts a second process of the same runtime running this same
+ * command as a peer (`--peer`, see demo-peer.ts), then for each size measures tag send/recv
+ * round trips and bandwidth, and the same transfers over node:net, verifying every byte.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Server, type Socket } from "node:net";
+import process from "node:process";
+import { runtimeVersion } from "../ffi/index.ts";
+import { runtime, ucxVersion, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { UsageError } from "./info-command.ts";
+import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
+import {
+  bulkSeed,
+  DEFAULT_SIZES,
+  formatSize,
+  parseSize,
+  patternFor,
+  plan,
+  receiveBuffer,
+  sizesUpTo,
+  StreamReader,
+  TAG_ACK,
+  TAG_BULK,
+  TAG_BYE,
+  TAG_FIN,
+  TAG_PING,
+  TAG_PONG,
+  verify,
+  VerifyError,
+  window,
+  type Plan,
+} from "./demo-protocol.ts";
+
+export const demoHelp = `Usage: ucx-ts demo [--mode thread|polling] [--error-handling peer|none] [--max-size SIZE] [--json]
+
+A transfer between two processes on 127.0.0.1: this one listens, a second one (the same runtime
+running the same command) connects, and for each message size (8 B, 1 KiB, 64 KiB, 1 MiB,
+16 MiB, 64 MiB) they exchange tagged messages with deterministic content. Every byte received
+on either side is compared with what was sent; any difference fails the demo (exit 1).
+
+For each size it prints the median round-trip time of a series of ping-pongs and the bandwidth
+of a series of one-way transfers, for ucx-ts and for the same exchange over node:net (a TCP
+socket between the same two processes), and which UCX transports the endpoint used.
+
+Options:
+  --mode MODE              progress mode of both workers: thread (default: a progress thread)
+                           or polling (the application progresses the worker)
+  --error-handling EH      peer: UCX detects a dead peer (the library's default); on UCX 1.13
+                           this restricts two processes to tcp over loopback.
+                           none: no peer failure detection; UCX may use shared memory.
+                           Without this option the demo runs both, peer first.
+  --max-size SIZE          largest message (default 64MiB; e.g. 4096, 64KiB, 16M)
+  --json                   print the results as JSON
+
+Examples:
+  npx ucx-ts demo
+  npx ucx-ts demo --mode polling --error-handling none --max-size 1MiB
+  deno run -A bin/ucx-ts.mjs demo --json`;
+
+const HOST = "127.0.0.1";
+/** Bound on one pass (the child is killed and the demo fails past it). */
+const PASS_TIMEOUT_MS = 60_000;
+
+interface DemoOptions {
+  readonly mode: ProgressMode;
+  readonly errorHandling: ErrorHandling | undefined;
+  readonly sizes: readonly number[];
+  readonly json: boolean;
+  readonly corrupt: boolean;
+}
+
+export interface Measurement {
+  /** Median round trip (µs) over the counted ping-pongs, and the fastest one. */
+  readonly rttMedianUs: number;
+  readonly rttMinUs: number;
+  /** Bandwidth of the one-way transfers, 10^6 bytes per second. */
+  readonly mbPerSecond: number;
+}
+
+export interface Row {
+  readonly size: number;
+  readonly pingPongs: number;
+  readonly transfers: number;
+  readonly ucx: Measurement;
+  readonly tcp: Measurement;
+  /** node:net time over ucx-ts time: above 1, ucx-ts is faster. */
+  readonly speedup: { readonly rtt: number; readonly bandwidth: number };
+}
+
+export interface PassResult {
+  readonly errorHandling: ErrorHandling;
+  readonly transports: { readonly listener: string[]; readonly peer: string[] };
+  readonly rows: Row[];
+  readonly verified: { messages: number; bytes: number };
+}
+
+function parseOptions(args: readonly string[]): DemoOptions & { peer?: string; tcpPort?: number } {
+  let mode: ProgressMode = "thread";
+  let errorHandling: ErrorHandling | undefined;
+  let maxSize = DEFAULT_SIZES[DEFAULT_SIZES.length - 1]!;
+  let sizes: number[] | undefined;
+  let json = false;
+  let peer: string | undefined;
+  let tcpPort: number | undefined;
+  let corrupt = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.indexOf("=");
+    const [flag, inline] = a.startsWith("--") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    const value = (): string => {
+      const v = inline ?? args[++i];
+      if (v === undefined) throw new UsageError(`demo: ${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case "--json":
+        json = true;
+        break;
+      case "--mode": {
+        const v = value();
+        if (v !== "thread" && v !== "polling") throw new UsageError(`demo: --mode must be thread or polling, got '${v}'`);
+        mode = v;
+        break;
+      }
+      case "--error-handling": {
+        const v = value();
+        if (v !== "peer" && v !== "none") throw new UsageError(`demo: --error-handling must be peer or none, got '${v}'`);
+        errorHandling = v;
+        break;
+      }
+      case "--max-size": {
+        const v = value();
+        maxSize = parseSize(v);
+        if (!Number.isSafeInteger(maxSize) || maxSize < 1 || maxSize > 1024 ** 3) {
+          throw new UsageError(`demo: --max-size must be a size from 1 byte to 1GiB (e.g. 4096, 64KiB, 16M), got '${v}'`);
+        }
+        break;
+      }
+      // The peer process's own options (not in --help).
+      case "--peer":
+        peer = value();
+        break;
+      case "--tcp-port":
+        tcpPort = Number(value());
+        break;
+      case "--corrupt": // tests: the peer damages one byte of its first pong
+        corrupt = true;
+        break;
+      case "--sizes":
+        sizes = value().split(",").map(Number);
+        if (sizes.some((s) => !Number.isSafeInteger(s) || s < 1)) throw new UsageError(`demo: bad --sizes`);
+        break;
+      default:
+        throw new UsageError(`demo: unknown argument '${a}'`);
+    }
+  }
+  return { mode, errorHandling, sizes: sizes ?? sizesUpTo(maxSize), json, peer, tcpPort, corrupt };
+}
+
+export async function demoCommand(args: readonly string[], write: (text: string) => void): Promise<number> {
+  const o = parseOptions(args);
+  if (o.peer !== undefined) {
+    const m = /^(.+):(\d+)$/.exec(o.peer);
+    if (!m || o.tcpPort === undefined || !(o.tcpPort > 0)) throw new UsageError("demo: --peer needs HOST:PORT and --tcp-port");
+    return runPeer(
+      { host: m[1]!, port: Number(m[2]), tcpPort: o.tcpPort, sizes: o.sizes, mode: o.mode, errorHandling: o.errorHandling ?? "peer", timeoutMs: PASS_TIMEOUT_MS - 5_000, corrupt: o.corrupt },
+      write,
+    );
+  }
+
+  const started = performance.now();
+  const version = ucxVersion().text;
+  const ffi = { node: "koffi", deno: "Deno.dlopen", bun: "bun:ffi" }[runtime];
+  const passes: ErrorHandling[] = o.errorHandling ? [o.errorHandling] : ["peer", "none"];
+  const text = !o.json;
+  if (text) {
+    write(`ucx-ts demo: tag send/recv between two ${runtime} processes on ${HOST}, and the same over node:net`);
+    write(`UCX ${version}, ${runtime} ${runtimeVersion()} (${ffi}), progress mode ${o.mode}, sizes ${o.sizes.map(formatSize).join(", ")}`);
+  }
+  const results: PassResult[] = [];
+  for (const errorHandling of passes) {
+    if (text) write(`\n${passHeading(errorHandling)}\n${tableHeader()}`);
+    const result = await runPass(o, errorHandling, (row) => text && write(formatRow(row)));
+    results.push(result);
+    if (text) {
+      write(`  UCX transports: ${result.transports.listener.join(", ") || "?"} (listener side), ${result.transports.peer.join(", ") || "?"} (peer side)`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const verified = results.reduce((t, r) => ({ messages: t.messages + r.verified.messages, bytes: t.bytes + r.verified.bytes }), { messages: 0, bytes: 0 });
+  if (o.json) {
+    write(JSON.stringify({ ucx: version, runtime, runtimeVersion: runtimeVersion(), ffi, host: HOST, progressMode: o.mode, sizes: o.sizes, passes: results, verified, seconds }, null, 2));
+  } else {
+    write("");
+    write(`RTT: median round trip of the ping-pongs; MB/s: 10^6 bytes/s of one-way transfers;`);
+    write(`speed-up: node:net time / ucx-ts time, for RTT and for MB/s.`);
+    if (results.length === 2) {
+      const used = (r: PassResult) => r.transports.listener.join(", ") || "?";
+      write(`UCX chose ${used(results[0]!)} with error handling "peer" and ${used(results[1]!)} with "none":`);
+      write(`on UCX ${version}, only transports that can detect a dead peer qualify for "peer".`);
+    } else {
+      write(`(without --error-handling the demo runs both "peer" and "none", to compare the transports)`);
+    }
+    write(`verified: ${verified.messages} messages, ${verified.bytes >= 2 ** 20 ? `${(verified.bytes / 2 ** 20).toFixed(1)} MiB` : `${(verified.bytes / 1024).toFixed(1)} KiB`}, every byte received compared with what was sent (${seconds.toFixed(1)} s)`);
+  }
+  return 0;
+}
+
+function passHeading(eh: ErrorHandling): string {
+  return eh === "peer"
+    ? `error handling "peer" (the library's default): UCX detects a dead peer`
+    : `error handling "none": no peer failure detection`;
+}
+
+// --- one pass: a peer process, its connections, every size -------------------------------------
+
+async function runPass(o: DemoOptions, errorHandling: ErrorHandling, onRow: (row: Row) => void): Promise<PassResult> {
+  const worker = await Worker.create({ progressMode: o.mode, errorHandling });
+  let server: Server | undefined;
+  let peer: Peer | undefined;
+  let socket: Socket | undefined;
+  try {
+    const listener = await worker.listen({ host: HOST, port: 0 });
+    server = createServer();
+    const tcpPort = await new Promise<number>((resolve, reject) => {
+      server!.once("error", reject);
+      server!.listen(0, HOST, () => resolve((server!.address() as { port: number }).port));
+    });
+    const connection = new Promise<Socket>((resolve) => server!.once("connection", resolve));
+
+    peer = startPeer([
+      "demo",
+      "--peer",
+      `${HOST}:${listener.port}`,
+      "--tcp-port",
+      String(tcpPort),
+      "--sizes",
+      o.sizes.join(","),
+      "--mode",
+      o.mode,
+      "--error-handling",
+      errorHandling,
+      ...(o.corrupt ? ["--corrupt"] : []),
+    ]);
+    const guard = peer.guard;
+
+    // In polling mode nothing moves unless this process progresses its worker, so every wait
+    // that the peer's UCX side may depend on is a `worker.settled` (the node:net phases are not:
+    // UCX is idle then, and progressing it would slow node:net down).
+    const ep = await guard(worker.settled(listener.accept()));
+    socket = await guard(worker.settled(connection)); // the peer connects once UCX has wired up
+    socket.setNoDelay(true);
+    const reader = new StreamReader(socket);
+    // Posted now, on the worker (not the endpoint, whose receives would keep progressing in
+    // polling mode): the peer may close right after sending it.
+    const bye = worker.recv(new Uint8Array(8), TAG_BYE);
+    bye.catch(() => {});
+    const link: Link = { worker, ep, socket, reader, guard, verified: { messages: 0, bytes: 0 } };
+
+    const rows: Row[] = [];
+    for (const size of o.sizes) {
+      const row = await measureSize(link, plan(size));
+      rows.push(row);
+      onRow(row);
+    }
+
+    const transports = await guard(ep.transports());
+    await guard(ep.send(new Uint8Array(8), TAG_FIN));
+    await guard(worker.settled(withTimeout(bye, 20_000, "waiting for the peer's goodbye")));
+    await guard(withTimeout(ep.close(), 10_000, "closing the endpoint"));
+    await guard(withTimeout(listener.close(), 10_000, "closing the listener"));
+    socket.end();
+    const exit = await worker.settled(withTimeout(peer.exit, 20_000, "waiting for the peer process to exit"));
+    if (exit !== "status 0") throw peer.failure(exit);
+    const report = JSON.parse(peer.stdout().trim().split("\n").pop() ?? "{}") as PeerReport;
+    return {
+      errorHandling,
+      transports: { listener: transports, peer: report.transports ?? [] },
+      rows,
+      verified: { messages: link.verified.messages + report.verified.messages, bytes: link.verified.bytes + report.verified.bytes },
+    };
+  } catch (e) {
+    // A peer that died is the news, not the reset connection this process saw because of it.
+    const exit = peer && (await Promise.race([peer.exit, new Promise<undefined>((r) => setTimeout(r, 500))]));
+    throw exit && exit !== "status 0" && !(e instanceof VerifyError || e instanceof PeerFailure) ? peer!.failure(exit, e) : e;
+  } finally {
+    peer?.kill();
+    socket?.destroy();
+    server?.close();
+    await withTimeout(worker.close(), 10_000, "closing the worker").catch(() => {});
+  }
+}
+
+interface Link {
+  readonly worker: Worker;
+  readonly ep: Endpoint;
+  readonly socket: Socket;
+  readonly reader: StreamReader;
+  readonly guard: <T>(p: Promise<T>) => Promise<T>;
+  readonly verified: { messages: number; bytes: number };
+}
+
+async function measureSize(l: Link, p: Plan): Promise<Row> {
+  const pattern = patternFor(p.size);
+  const check = (got: Uint8Array, seed: number, what: string) => {
+    verify(got, pattern, p.size, seed, `${what} of ${formatSize(p.size)} (message ${seed})`);
+    l.verified.messages++;
+    l.verified.bytes += got.length;
+  };
+  const ack = ackFor(p);
+  const checkAck = (got: Uint8Array, what: string) => {
+    if (!got.every((b, i) => b === ack[i])) throw new Error(`${what}: the peer's acknowledgement is wrong`);
+  };
+  const { ep, socket, reader, guard } = l;
+
+  // ucx-ts: ping-pongs, then one-way transfers acknowledged at the end.
+  const into = receiveBuffer(p.size);
+  const ucxRtts: number[] = [];
+  for (let i = 0; i < p.pings; i++) {
+    const pong = ep.recv(into, TAG_PONG);
+    const t0 = performance.now();
+    const [, r] = await guard(Promise.all([ep.send(window(pattern, p.size, i), TAG_PING), pong]));
+    const t1 = performance.now();
+    if (i >= p.warmup) ucxRtts.push(t1 - t0);
+    check(into.subarray(0, r.length), i, "ucx-ts pong");
+  }
+  const ucxAck = new Uint8Array(8);
+  const ucxAckRecv = ep.recv(ucxAck, TAG_ACK);
+  let t0 = performance.now();
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < p.transfers; i++) {
+    if (sends.length >= p.window) await guard(sends.shift()!);
+    sends.push(ep.send(window(pattern, p.size, bulkSeed(p, i)), TAG_BULK));
+  }
+  await guard(Promise.all([...sends, ucxAckRecv]));
+  const ucxSeconds = (performance.now() - t0) / 1000;
+  checkAck(ucxAck, "ucx-ts");
+
+  // node:net: the same schedule on the socket.
+  const tcpRtts: number[] = [];
+  for (let i = 0; i < p.pings; i++) {
+    const t0 = performance.now();
+    socket.write(window(pattern, p.size, i));
+    await guard(reader.read(into));
+    const t1 = performance.now();
+    if (i >= p.warmup) tcpRtts.push(t1 - t0);
+    check(into, i, "node:net pong");
+  }
+  const tcpAck = new Uint8Array(8);
+  t0 = performance.now();
+  for (let i = 0; i < p.transfers; i++) socket.write(window(pattern, p.size, bulkSeed(p, i)));
+  await guard(reader.read(tcpAck));
+  const tcpSeconds = (performance.now() - t0) / 1000;
+  checkAck(tcpAck, "node:net");
+
+  const bytes = p.size * p.transfers;
+  const ucx = measurement(ucxRtts, bytes, ucxSeconds);
+  const tcp = measurement(tcpRtts, bytes, tcpSeconds);
+  return {
+    size: p.size,
+    pingPongs: ucxRtts.length,
+    transfers: p.transfers,
+    ucx,
+    tcp,
+    speedup: { rtt: round(tcp.rttMedianUs / ucx.rttMedianUs), bandwidth: round(ucx.mbPerSecond / tcp.mbPerSecond) },
+  };
+}
+
+function measurement(rttsMs: number[], bytes: number, seconds: number): Measurement {
+  const sorted = [...rttsMs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { rttMedianUs: round(median * 1000), rttMinUs: round(sorted[0]! * 1000), mbPerSecond: round(bytes / seconds / 1e6) };
+}
+
+function round(x: number): number {
+  return Number(x.toPrecision(4));
+}
+
+// --- the table -----------------------------------------------------------------------------------
+
+const COLUMNS = [
+  ["size", 8],
+  ["ucx-ts RTT", 11],
+  ["node:net RTT", 12],
+  ["ucx-ts MB/s", 11],
+  ["node:net MB/s", 13],
+  ["speed-up RTT | MB/s", 19],
+] as const;
+
+function tableHeader(): string {
+  const head = COLUMNS.map(([name, width], i) => (i === 0 ? name.padEnd(width) : name.padStart(width))).join(" | ");
+  const rule = COLUMNS.map(([, width]) => "-".repeat(width)).join("-+-");
+  return `  ${head}\n  ${rule}`;
+}
+
+function formatRow(r: Row): string {
+  const cells = [
+    formatSize(r.size),
+    formatTime(r.ucx.rttMedianUs),
+    formatTime(r.tcp.rttMedianUs),
+    formatRate(r.ucx.mbPerSecond),
+    formatRate(r.tcp.mbPerSecond),
+    `${r.speedup.rtt.toFixed(2)}x | ${r.speedup.bandwidth.toFixed(2)}x`,
+  ];
+  return `  ${cells.map((c, i) => (i === 0 ? c.padEnd(COLUMNS[i]![1]) : c.padStart(COLUMNS[i]![1]))).join(" | ")}`;
+}
+
+function formatTime(us: number): string {
+  return us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`;
+}
+
+function formatRate(mbps: number): string {
+  return mbps >= 100 ? mbps.toFixed(0) : mbps >= 1 ? mbps.toFixed(1) : mbps.toFixed(2);
+}
+
+// --- the peer process ----------------------------------------------------------------------------
+
+interface Peer {
+  /** Resolves with how the peer ended: `status N` or `signal SIG`. */
+  readonly exit: Promise<string>;
+  /** The error for a peer that ended with `exit`, with its stderr. */
+  failure(exit: string, cause?: unknown): Error;
+  /** Race `p` against the peer's death: a peer that exits before the end fails the awaiting step. */
+  guard<T>(p: Promise<T>): Promise<T>;
+  stdout(): string;
+  stderr(): string;
+  kill(): void;
+}
+
+/** argv that runs this same CLI under this same runtime. */
+function selfArgv(): string[] {
+  const script = process.argv[1];
+  if (!script) throw new Error("demo: cannot tell which script is running to start the peer process");
+  if (runtime === "deno") return [process.execPath, "run", "-A", script];
+  return [process.execPath, ...process.execArgv, script];
+}
+
+function startPeer(args: readonly string[]): Peer {
+  const [cmd, ...pre] = selfArgv();
+  const child: ChildProcess = spawn(cmd!, [...pre, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  let running = true;
+  const watchdog = setTimeout(() => {
+    err += `\n(killed by the demo's watchdog after ${PASS_TIMEOUT_MS} ms)`;
+    child.kill("SIGKILL");
+  }, PASS_TIMEOUT_MS);
+  const exit = new Promise<string>((resolve) => {
+    child.on("error", (e) => {
+      err += `\n${e.message}`;
+      running = false;
+      clearTimeout(watchdog);
+      resolve("not started");
+    });
+    child.on("close", (code, signal) => {
+      running = false;
+      clearTimeout(watchdog);
+      resolve(signal ? `signal ${signal}` : `status ${code}`);
+    });
+  });
+  const failure = (how: string, cause?: unknown) => {
+    const seen = cause instanceof Error ? ` (here: ${cause.message})` : "";
+    return new PeerFailure(`the peer process failed (${how})${seen}${err.trim() ? `:\n${err.trim()}` : ""}`);
+  };
+  // Rejects when the peer fails (it exits 0 only once the demo is done with it).
+  const died = exit.then((how) => {
+    if (how === "status 0") return new Promise<never>(() => {});
+    throw failure(how);
+  });
+  died.catch(() => {});
+  return {
+    exit,
+    failure,
+    guard: <T>(p: Promise<T>) => Promise.race([p, died]),
+    stdout: () => out,
+    stderr: () => err.trim(),
+    kill: () => {
+      if (running) child.kill("SIGKILL");
+    },
+  };
+}
+
+class PeerFailure extends Error {
+  override name = "PeerFailure";
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`demo: timed out ${what} (${ms} ms)`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

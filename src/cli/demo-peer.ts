@@ -1,0 +1,154 @@
+/**
+ * The second process of `ucx-ts demo` (`ucx-ts demo --peer HOST:PORT --tcp-port N --sizes ...`):
+ * it connects to the first one over UCX and over node:net, then follows the schedule both sides
+ * derive from the sizes: echo the pings, take in the bulk transfers, verify every byte of every
+ * message, acknowledge. It prints one JSON line (its transports and what it verified) and exits.
+ *
+ * It never outlives its parent: a watchdog bounds its run, and it exits when the parent's
+ * node:net connection goes away before the end.
+ */
+import { connect as netConnect, type Socket } from "node:net";
+import process from "node:process";
+import { Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { bulkSeed, patternFor, plan, receiveBuffer, StreamReader, TAG_ACK, TAG_BULK, TAG_BYE, TAG_FIN, TAG_PING, TAG_PONG, verify, writeAll, type Plan } from "./demo-protocol.ts";
+
+export interface PeerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly tcpPort: number;
+  readonly sizes: readonly number[];
+  readonly mode: ProgressMode;
+  readonly errorHandling: ErrorHandling;
+  readonly timeoutMs: number;
+  /** Tests only: damage one byte of the first pong, which the demo must catch. */
+  readonly corrupt?: boolean;
+}
+
+export interface PeerReport {
+  readonly transports: string[];
+  readonly verified: { messages: number; bytes: number };
+}
+
+export async function runPeer(o: PeerOptions, write: (text: string) => void): Promise<number> {
+  let finished = false;
+  const die = (why: string) => {
+    if (finished) return;
+    process.stderr.write(`ucx-ts demo --peer: ${why}\n`);
+    process.exit(1);
+  };
+  const watchdog = setTimeout(() => die(`did not finish within ${o.timeoutMs} ms`), o.timeoutMs);
+  const verified = { messages: 0, bytes: 0 };
+  const check = (got: Uint8Array, pattern: Uint8Array, p: Plan, seed: number, what: string) => {
+    verify(got, pattern, p.size, seed, `peer: ${what} of ${p.size} bytes (message ${seed})`);
+    verified.messages++;
+    verified.bytes += got.length;
+  };
+
+  const worker = await Worker.create({ progressMode: o.mode, errorHandling: o.errorHandling });
+  let socket: Socket | undefined;
+  try {
+    const ep = await worker.connect({ host: o.host, port: o.port });
+    socket = await new Promise<Socket>((resolve, reject) => {
+      const s = netConnect({ host: o.host, port: o.tcpPort }, () => resolve(s));
+      s.once("error", reject);
+    });
+    socket.setNoDelay(true);
+    socket.on("close", () => die("the demo's node:net connection closed before the end"));
+    const reader = new StreamReader(socket);
+    const fin = worker.recv(new Uint8Array(8), TAG_FIN); // on the worker: no progress loop meanwhile
+    fin.catch(() => {});
+
+    for (const size of o.sizes) {
+      const p = plan(size);
+      const pattern = patternFor(size);
+      await ucxEcho(ep, p, pattern, check, o.corrupt === true && size === o.sizes[0]);
+      await ucxSink(ep, p, pattern, check);
+      await tcpEcho(socket, reader, p, pattern, check);
+      await tcpSink(socket, reader, p, pattern, check);
+    }
+
+    const transports = await ep.transports();
+    await worker.settled(fin);
+    finished = true; // from here on the demo may close the node:net connection at any time
+    write(JSON.stringify({ transports, verified } satisfies PeerReport));
+    await ep.send(new Uint8Array(8), TAG_BYE);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([ep.close(), new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+    clearTimeout(timer);
+  } finally {
+    finished = true;
+    clearTimeout(watchdog);
+    socket?.destroy();
+    await worker.close();
+  }
+  return 0;
+}
+
+type Check = (got: Uint8Array, pattern: Uint8Array, p: Plan, seed: number, what: string) => void;
+
+/** Pings come in on two alternating buffers and go straight back; verified while the pong is out. */
+async function ucxEcho(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check, corrupt: boolean): Promise<void> {
+  const bufs = [receiveBuffer(p.size), receiveBuffer(p.size)];
+  const pongs: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+  let recv = ep.recv(bufs[0]!, TAG_PING);
+  for (let i = 0; i < p.pings; i++) {
+    const r = await recv;
+    const buf = bufs[i % 2]!;
+    if (i + 1 < p.pings) {
+      await pongs[(i + 1) % 2];
+      recv = ep.recv(bufs[(i + 1) % 2]!, TAG_PING);
+    }
+    pongs[i % 2] = ep.send(corrupt && i === 0 ? damaged(buf) : buf, TAG_PONG);
+    check(buf.subarray(0, r.length), pattern, p, i, "ucx-ts ping"); // while the pong is out
+  }
+  await Promise.all(pongs);
+}
+
+/** Bulk transfers land in a window of receives posted ahead; each is verified as it completes. */
+async function ucxSink(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check): Promise<void> {
+  const bufs = Array.from({ length: p.window }, () => receiveBuffer(p.size));
+  const recvs = bufs.map((b) => ep.recv(b, TAG_BULK));
+  for (let i = 0; i < p.transfers; i++) {
+    const slot = i % p.window;
+    const r = await recvs[slot]!;
+    check(bufs[slot]!.subarray(0, r.length), pattern, p, bulkSeed(p, i), "ucx-ts transfer");
+    if (i + p.window < p.transfers) recvs[slot] = ep.recv(bufs[slot]!, TAG_BULK);
+  }
+  await ep.send(ackFor(p), TAG_ACK);
+}
+
+async function tcpEcho(socket: Socket, reader: StreamReader, p: Plan, pattern: Uint8Array, check: Check): Promise<void> {
+  const bufs = [receiveBuffer(p.size), receiveBuffer(p.size)];
+  const pongs: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+  for (let i = 0; i < p.pings; i++) {
+    const buf = bufs[i % 2]!;
+    await pongs[i % 2]; // the socket may still hold this buffer from two pings ago
+    await reader.read(buf);
+    pongs[i % 2] = writeAll(socket, buf);
+    check(buf, pattern, p, i, "node:net ping");
+  }
+  await Promise.all(pongs);
+}
+
+async function tcpSink(socket: Socket, reader: StreamReader, p: Plan, pattern: Uint8Array, check: Check): Promise<void> {
+  const buf = receiveBuffer(p.size);
+  for (let i = 0; i < p.transfers; i++) {
+    await reader.read(buf);
+    check(buf, pattern, p, bulkSeed(p, i), "node:net transfer");
+  }
+  await writeAll(socket, ackFor(p));
+}
+
+/** The acknowledgement of a bulk phase: 8 bytes, the number of transfers received. */
+export function ackFor(p: Plan): Uint8Array {
+  const ack = new Uint8Array(8);
+  new DataView(ack.buffer).setUint32(0, p.transfers, true);
+  new DataView(ack.buffer).setUint32(4, p.size, true);
+  return ack;
+}
+
+function damaged(buf: Uint8Array): Uint8Array {
+  const copy = buf.slice();
+  copy[copy.length - 1]! ^= 1;
+  return copy;
+}

@@ -1,0 +1,180 @@
+/**
+ * What the two processes of `ucx-ts demo` agree on without telling each other: the schedule of
+ * messages for each size, their tags and their content, and a byte reader for the node:net side.
+ *
+ * Content: message `seed` of `size` bytes is `window(pattern, size, seed)`, a view into one
+ * pattern buffer where byte k is (k * 31) & 255, starting at byte 8 * (seed mod 31). Messages
+ * that share a receive buffer one after the other differ in every byte, so a receive that left
+ * stale data behind is caught, and checking a message is one memcmp (`Buffer.equals`) against
+ * the expected view: every byte of every message is compared.
+ */
+import { Buffer } from "node:buffer";
+import type { Socket } from "node:net";
+
+export const TAG_PING = 0x7563_0001;
+export const TAG_PONG = 0x7563_0002;
+export const TAG_BULK = 0x7563_0003;
+export const TAG_ACK = 0x7563_0004;
+/** The end: the listener side sends FIN once it has asked for its transports, the peer answers
+ * BYE and closes first (an endpoint whose peer closed fails, so neither side may still need it). */
+export const TAG_FIN = 0x7563_0005;
+export const TAG_BYE = 0x7563_0006;
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+export const DEFAULT_SIZES: readonly number[] = [8, KiB, 64 * KiB, MiB, 16 * MiB, 64 * MiB];
+
+/** How many messages of one size each phase sends; both processes compute the same. */
+export interface Plan {
+  readonly size: number;
+  /** Ping-pongs timed for the latency (the first `warmup` of them are not counted). */
+  readonly pings: number;
+  readonly warmup: number;
+  /** One-way transfers timed for the bandwidth. */
+  readonly transfers: number;
+  /** Transfers in flight at once (sends posted ahead, receives posted ahead). */
+  readonly window: number;
+}
+
+export function plan(size: number): Plan {
+  const pings = size <= 64 * KiB ? 200 : size <= MiB ? 40 : size <= 16 * MiB ? 8 : 4;
+  const warmup = size <= 64 * KiB ? 10 : 1;
+  const transfers = size <= KiB ? 2000 : Math.min(500, Math.max(3, Math.ceil((32 * MiB) / size)));
+  const window = size <= 64 * KiB ? 32 : size <= MiB ? 8 : 2;
+  return { size, pings, warmup, transfers, window: Math.min(window, transfers) };
+}
+
+/** Seeds: pings use 0..pings-1, bulk transfers pings..pings+transfers-1. */
+export function bulkSeed(p: Plan, i: number): number {
+  return p.pings + i;
+}
+
+// Seed offsets 0, 8, ..., 240: 8-byte aligned views with distinct content. 31 shifts, not 32,
+// so that buffers reused every 2, 8 or 32 messages (the windows) never see the same content twice
+// in a row.
+const SHIFTS = 31;
+
+/** The pattern buffer for messages of up to `size` bytes. */
+export function patternFor(size: number): Uint8Array {
+  const out = new Uint8Array(size + SHIFTS * 8);
+  for (let k = 0; k < out.length; k++) out[k] = (k * 31) & 255;
+  return out;
+}
+
+/** Message `seed` of `size` bytes: a view, never a copy. */
+export function window(pattern: Uint8Array, size: number, seed: number): Uint8Array {
+  const at = (seed % SHIFTS) * 8;
+  return pattern.subarray(at, at + size);
+}
+
+/**
+ * A receive buffer, its pages touched now: the first write into fresh memory page-faults, and
+ * that cost belongs to no transport (it would land in the first timed transfer).
+ */
+export function receiveBuffer(size: number): Uint8Array {
+  return new Uint8Array(size).fill(0xee);
+}
+
+/** Is `got` exactly message `seed`? Throws a VerifyError naming the first bad byte if not. */
+export function verify(got: Uint8Array, pattern: Uint8Array, size: number, seed: number, what: string): void {
+  const want = window(pattern, size, seed);
+  if (got.length === want.length && Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(want)) return;
+  let at = 0;
+  while (at < Math.min(got.length, want.length) && got[at] === want[at]) at++;
+  throw new VerifyError(
+    got.length !== want.length
+      ? `${what}: received ${got.length} bytes, expected ${want.length}`
+      : `${what}: byte ${at} of ${size} is ${got[at]}, expected ${want[at]}`,
+  );
+}
+
+export class VerifyError extends Error {
+  override name = "VerifyError";
+}
+
+/**
+ * Reads exact byte counts from a socket: incoming chunks are copied into the caller's buffer,
+ * as a receive into a user buffer does. One read at a time.
+ */
+export class StreamReader {
+  private readonly chunks: Buffer[] = [];
+  private offset = 0;
+  private pending: { target: Uint8Array; filled: number; resolve: () => void; reject: (e: Error) => void } | undefined;
+  private ended: Error | undefined;
+
+  constructor(socket: Socket) {
+    socket.on("data", (chunk: Buffer) => {
+      this.chunks.push(chunk);
+      this.pump();
+    });
+    const end = (e?: Error) => {
+      this.ended ??= e ?? new Error("the node:net connection closed");
+      if (this.pending) {
+        const { reject } = this.pending;
+        this.pending = undefined;
+        reject(this.ended);
+      }
+    };
+    socket.on("error", end);
+    socket.on("close", () => end());
+  }
+
+  read(target: Uint8Array): Promise<void> {
+    if (this.pending) throw new Error("StreamReader: one read at a time");
+    return new Promise<void>((resolve, reject) => {
+      this.pending = { target, filled: 0, resolve, reject };
+      this.pump();
+      if (this.pending && this.ended) {
+        this.pending = undefined;
+        reject(this.ended);
+      }
+    });
+  }
+
+  private pump(): void {
+    const p = this.pending;
+    if (!p) return;
+    while (p.filled < p.target.length && this.chunks.length > 0) {
+      const chunk = this.chunks[0]!;
+      const n = Math.min(chunk.length - this.offset, p.target.length - p.filled);
+      p.target.set(chunk.subarray(this.offset, this.offset + n), p.filled);
+      p.filled += n;
+      this.offset += n;
+      if (this.offset === chunk.length) {
+        this.chunks.shift();
+        this.offset = 0;
+      }
+    }
+    if (p.filled === p.target.length) {
+      this.pending = undefined;
+      p.resolve();
+    }
+  }
+}
+
+/** Write `bytes` and resolve once the socket has handed them to the kernel. */
+export function writeAll(socket: Socket, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => socket.write(bytes, (e) => (e ? reject(e) : resolve())));
+}
+
+/** `8 B`, `64 KiB`, `16 MiB`. */
+export function formatSize(n: number): string {
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
+  if (n >= KiB && n % KiB === 0) return `${n / KiB} KiB`;
+  return `${n} B`;
+}
+
+/** `8`, `1k`, `64KiB`, `16M`, `1mib` -> bytes; NaN when not a size. */
+export function parseSize(text: string): number {
+  const m = /^(\d+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i.exec(text.trim());
+  if (!m) return NaN;
+  const unit = (m[2] ?? "b").toLowerCase()[0]!;
+  return Number(m[1]) * ({ b: 1, k: KiB, m: MiB, g: 1024 * MiB } as Record<string, number>)[unit]!;
+}
+
+/** The default sizes up to `max`, ending with `max` itself. */
+export function sizesUpTo(max: number): number[] {
+  const sizes = DEFAULT_SIZES.filter((s) => s < max);
+  sizes.push(max);
+  return sizes;
+}
