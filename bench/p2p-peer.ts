@@ -37,6 +37,14 @@ if (role === "server") {
   const out = new Uint8Array(MAX).fill(7);
   const back = new Uint8Array(MAX);
   const results: { kind: string; size: number; value: number; iterations: number }[] = [];
+  // Warm up until the connection's wire-up is done: a client-server endpoint starts on UCX's
+  // connection-manager lane (milliseconds a round trip, seen here) before its own lanes are up.
+  const warmUntil = performance.now() + 2000;
+  while (performance.now() < warmUntil) {
+    const r = worker.recv(back, 2);
+    await wait(ep.send(out.subarray(0, 8), 1));
+    await wait(r);
+  }
   for (const [size, iterations] of plan.latency) {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
