@@ -1,26 +1,38 @@
 /** `ucx-ts info [--json]`: what UCX this process would use, and what it can reach. */
-import { collectInfo, formatInfo } from "../core/info.ts";
+import { collectInfo, formatInfo, probeEndpointTransports } from "../core/info.ts";
 
-export const infoHelp = `Usage: ucx-ts info [--json]
+export const infoHelp = `Usage: ucx-ts info [--json] [--no-endpoints]
 
 Print the UCX library in use, the JavaScript runtime and FFI backend, the transports and
 devices UCX sees on this host (like \`ucx_info -d\`), the memory types a UCX context supports,
-and whether a CUDA runtime is present.
+whether a CUDA runtime is present, and which transports an endpoint to another worker on this
+host gets with error handling "peer" and with "none" (two workers connect over 127.0.0.1).
 
 Options:
-  --json    print the same report as JSON
+  --json           print the same report as JSON
+  --no-endpoints   skip the endpoint probe (it opens a listener on 127.0.0.1 for a moment)
 
 Examples:
   npx ucx-ts info
   npx ucx-ts info --json | jq '.transports[].transport'
   UCX_TS_LIBDIR=/opt/ucx/lib npx ucx-ts info`;
 
-export function infoCommand(args: readonly string[], write: (text: string) => void): number {
+export async function infoCommand(args: readonly string[], write: (text: string) => void): Promise<number> {
   const json = args.includes("--json");
-  const unknown = args.filter((a) => a !== "--json");
+  const probe = !args.includes("--no-endpoints");
+  const unknown = args.filter((a) => a !== "--json" && a !== "--no-endpoints");
   if (unknown.length > 0) throw new UsageError(`info: unknown argument '${unknown[0]}'`);
   const report = collectInfo();
-  write(json ? JSON.stringify(report, null, 2) : formatInfo(report));
+  const endpointTransports = probe ? await probeEndpointTransports() : undefined;
+  if (json) write(JSON.stringify({ ...report, endpointTransports }, null, 2));
+  else {
+    write(formatInfo(report));
+    if (endpointTransports) {
+      write("Endpoint transports to a worker on this host:");
+      write(`  error handling peer: ${endpointTransports.peer.join(", ")}`);
+      write(`  error handling none: ${endpointTransports.none.join(", ")}`);
+    }
+  }
   return 0;
 }
 

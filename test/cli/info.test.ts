@@ -38,6 +38,16 @@ if (ucxInfoVersion === null || ucxInfoDevices === null) {
     assert.ok(report.memoryTypes.includes("host"));
     assert.type(report.cuda.available, "boolean");
     if (!report.cuda.available) assert.type(report.cuda.reason, "string");
+    // The endpoint probe: peer error handling restricts UCX to transports that detect a dead
+    // peer (tcp here); none lets it use shared memory when the host has it.
+    const ep = report.endpointTransports;
+    assert.ok(ep.peer.length > 0 && ep.none.length > 0, JSON.stringify(ep));
+    const all = ours as string[];
+    for (const t of [...ep.peer, ...ep.none]) assert.ok(all.includes(t), `${t} is not a resource ucx_info lists`);
+    if (all.some((t) => t.startsWith("sysv/") || t.startsWith("posix/"))) {
+      assert.ok(ep.none.some((t: string) => /^(sysv|posix|cma)\//.test(t)), `none: ${ep.none}`);
+      assert.ok(!ep.peer.some((t: string) => /^(sysv|posix)\//.test(t)), `peer: ${ep.peer}`);
+    }
   });
 }
 
@@ -47,6 +57,7 @@ test("info prints a readable report with every transport/device pair", async () 
   assert.match(r.stdout, /^UCX \d+\.\d+\.\d+/);
   assert.match(r.stdout, /Memory types: .*host/);
   assert.match(r.stdout, /tcp\/lo\s+network/);
+  assert.match(r.stdout, /error handling peer: \S+\/\S+/);
 });
 
 test("info without UCX exits 1 with one clear UcxError, not a crash", async () => {
