@@ -152,7 +152,13 @@ export class Worker {
       } else reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
       this.updateActive();
     }, keep);
-    this.engine.submit({ ...s, request: id });
+    try {
+      this.engine.submit({ ...s, request: id });
+    } catch (e) {
+      this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it
+      promise.catch(() => {});
+      throw e;
+    }
     this.updateActive();
     return { id, promise };
   }
@@ -189,7 +195,7 @@ export class Worker {
   }
 
   private assertOpen(): void {
-    if (this.#closed) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+    if (this.#closed || this.closing) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
   }
 
   // --- addresses, endpoints, listeners -------------------------------------------------------
@@ -307,7 +313,7 @@ export class Worker {
   async closeListener(id: number): Promise<void> {
     if (!this.listeners.has(id)) return;
     try {
-      if (!this.#closed) await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
+      if (!this.closed) await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
     } finally {
       this.listeners.delete(id);
       this.updateActive();

@@ -127,3 +127,17 @@ exit("a process that ends without closing its workers exits promptly (thread asl
 });
 
 exit.run();
+
+const closing = suite("core/worker (closing)");
+
+closing("operations started while the worker closes are refused with UCX_TS_CLOSED and leave nothing pending", async () => {
+  const p = await pair("thread");
+  const done = p.close();
+  assert.throws(() => p.b.recv(new Uint8Array(8), 1), (e: UcxError) => e.code === "UCX_TS_CLOSED");
+  assert.throws(() => p.ab.send(new Uint8Array(8), 1), (e: UcxError) => e.code === "UCX_TS_CLOSED");
+  await done;
+  assert.is(p.b.pendingRequests, 0);
+  assert.is(p.a.pendingRequests, 0);
+});
+
+closing.run();
