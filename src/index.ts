@@ -2,7 +2,7 @@
  * ucx-ts: UCX for Node, Deno and Bun through each runtime's FFI.
  */
 export { UcxError, statusName, type UcxTsErrorCode } from "./core/errors.ts";
-export { ucx, check, cudaRuntime, LIBDIR_ENV, INSTALL_HINT } from "./core/library.ts";
+export { ucx, check, cudaRuntime, ucxSettings, UCX_DEFAULTS, LIBDIR_ENV, INSTALL_HINT, type UcxSetting } from "./core/library.ts";
 export { ucxVersion, type UcxVersion } from "./core/version.ts";
 export { Context, DEFAULT_FEATURES, type ContextOptions, type Feature, type MemoryTypeName } from "./core/context.ts";
 export { listTransportResources, type TransportResource } from "./core/resources.ts";

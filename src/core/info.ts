@@ -5,7 +5,7 @@
  */
 import { backend, platform, runtime, runtimeVersion, UCX_CONSTANTS as C } from "../ffi/index.ts";
 import { Context, type MemoryTypeName } from "./context.ts";
-import { check, cudaRuntime, ucx } from "./library.ts";
+import { check, cudaRuntime, ucx, ucxSettings, type UcxSetting } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 import { listTransportResources, type TransportResource } from "./resources.ts";
 import { ucxVersion, type UcxVersion } from "./version.ts";
@@ -25,6 +25,8 @@ export interface InfoReport {
     readonly libraries: Readonly<Record<string, string>>;
     /** Highest thread mode the library supports (`ucp_lib_query`). */
     readonly maxThreadLevel: "single" | "serialized" | "multi";
+    /** The UCX settings ucx-ts put into the C environment before loading UCX (see UCX_DEFAULTS). */
+    readonly settings: readonly UcxSetting[];
   };
   readonly runtime: { readonly name: string; readonly version: string; readonly ffi: string; readonly platform: string };
   readonly transports: readonly TransportResource[];
@@ -53,6 +55,8 @@ export function collectInfo(): InfoReport {
       ...ucxVersion(),
       libraries: { ...u.libraryPaths } as Record<string, string>,
       maxThreadLevel: THREAD_LEVELS[lib.getNumber("max_thread_level")] ?? "single",
+      // What UCX itself sees: read back through the C getenv, not the runtime's copy.
+      settings: ucxSettings().map((s) => ({ ...s, value: u.cString(u.getenv(s.name)) ?? s.value })),
     },
     runtime: { name: runtime, version: runtimeVersion(), ffi: backend().name, platform: platform() },
     transports: listTransportResources(),
@@ -80,6 +84,7 @@ export function formatInfo(r: InfoReport): string {
   const lines: string[] = [];
   lines.push(`UCX ${r.ucx.text} (API ${r.ucx.major}.${r.ucx.minor}, max thread level ${r.ucx.maxThreadLevel})`);
   for (const [name, path] of Object.entries(r.ucx.libraries)) lines.push(`  lib${name}: ${path}`);
+  for (const s of r.ucx.settings) lines.push(`  ${s.name}=${s.value} (${s.source === "user" ? "set by the user" : `ucx-ts default: ${s.why}`})`);
   lines.push(`Runtime: ${r.runtime.name} ${r.runtime.version} on ${r.runtime.platform}, FFI: ${r.runtime.ffi}`);
   lines.push(`Memory types: ${r.memoryTypes.join(", ")}`);
   const cuda = r.cuda;

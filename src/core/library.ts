@@ -23,6 +23,46 @@ export const INSTALL_HINT =
   "`dnf install ucx` (Fedora, RHEL), or build UCX from source; then, if it is not on the loader " +
   `path, set ${LIBDIR_ENV} to the directory holding libucp.so.0.`;
 
+/**
+ * UCX settings ucx-ts chooses when the user has not: name -> [value, why].
+ *
+ * UCX_MEM_EVENTS=no: libucm's memory-event hooks patch brk/sbrk/mmap/munmap inside the running
+ * process, and a JavaScript runtime has many threads (V8's compiler and GC helpers, libuv's pool)
+ * calling those functions while the patching happens. With them on, about one process start in
+ * 25 (demo runs, two-process tests, CI) died with SIGSEGV in libc's memcpy under V8's compiler,
+ * at an address just below the top of the brk heap, or hung in UCX's signal handler; in 180 runs
+ * with them off, none did. What they buy is UCX's registration cache for RDMA and GPU memory
+ * (without it UCX registers per transfer, or asks the driver for a pointer's memory type),
+ * which a user on InfiniBand or GPUs can turn back on with UCX_MEM_EVENTS=yes.
+ */
+export const UCX_DEFAULTS: Readonly<Record<string, readonly [value: string, why: string]>> = {
+  UCX_MEM_EVENTS: ["no", "UCX's memory hooks crash JavaScript runtimes now and then; set UCX_MEM_EVENTS=yes to use them"],
+};
+
+/** One UCX setting ucx-ts applied before loading UCX, and whether it was the user's or ours. */
+export interface UcxSetting {
+  readonly name: string;
+  readonly value: string;
+  readonly source: "user" | "ucx-ts default";
+  readonly why?: string;
+}
+
+let applied: readonly UcxSetting[] | undefined;
+
+/**
+ * The settings of `UCX_DEFAULTS` as they apply in this process (the user's value wins). Once
+ * UCX is loaded, the answer is what was decided then: afterwards the runtime's environment
+ * holds our own defaults too (Node and Deno read the C environment) and would look like the
+ * user's.
+ */
+export function ucxSettings(): readonly UcxSetting[] {
+  if (applied) return applied;
+  return Object.entries(UCX_DEFAULTS).map(([name, [value, why]]): UcxSetting => {
+    const user = getEnv(name);
+    return user !== undefined ? { name, value: user, source: "user" } : { name, value, source: "ucx-ts default", why };
+  });
+}
+
 let loaded: Ucx | undefined;
 
 /** UCX, loaded on first use. Throws `UcxError` with code `UCX_TS_LIBRARY_NOT_FOUND`. */
@@ -30,7 +70,9 @@ export function ucx(): Ucx {
   if (loaded) return loaded;
   const libDir = getEnv(LIBDIR_ENV) || undefined;
   try {
-    loaded = openUcx({ libDir });
+    const settings = ucxSettings();
+    loaded = openUcx({ libDir, environment: Object.fromEntries(settings.map((s) => [s.name, s.value])) });
+    applied = settings;
   } catch (e) {
     if (!(e instanceof LibraryLoadError)) throw e;
     const where = libDir ? `in ${LIBDIR_ENV}=${libDir}` : "on the system loader path";

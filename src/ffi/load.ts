@@ -22,8 +22,11 @@ export const LIBRARY_FILES: Record<LibraryName, readonly string[]> = {
   cudart: ["libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"],
 };
 
-/** UCX's libraries, in dependency order: ucp needs ucs and uct already mapped. */
-const UCX_LIBRARIES: readonly LibraryName[] = ["ucs", "uct", "ucp"];
+/**
+ * Opening order: libc first (its setenv must run before UCX reads the environment), then UCX's
+ * libraries in dependency order (ucp needs ucs and uct already mapped).
+ */
+const OPEN_ORDER: readonly LibraryName[] = ["c", "ucs", "uct", "ucp"];
 
 type ArgsOf<A extends readonly CType[]> = { -readonly [I in keyof A]: ArgValue<A[I] & CType> };
 type Fn<D extends SymbolDef> = (...args: ArgsOf<D["args"]>) => ResultValue<D["result"]>;
@@ -104,6 +107,13 @@ function openOne(b: Backend, table: SymbolTable, lib: LibraryName, libDir: strin
 export interface OpenOptions {
   /** Directory holding libucs/libuct/libucp; unset means the system loader path. */
   readonly libDir?: string;
+  /**
+   * Variables put into the C environment (setenv) after libc is open and before libucs is:
+   * libucs parses its global options (UCX_MEM_*, UCX_LOG_LEVEL...) in a constructor that runs
+   * when the library is mapped, and reads them with getenv, which does not see Bun's
+   * `process.env`. Setting them here is the one way that works the same on all three runtimes.
+   */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /** Open UCX (and libc) and bind every symbol of the table. Throws `LibraryLoadError`. */
@@ -111,10 +121,14 @@ export function openUcx(options: OpenOptions = {}): Ucx {
   const b = backend();
   const functions: Record<string, unknown> = {};
   const libraryPaths: Partial<Record<LibraryName, string>> = {};
-  for (const lib of [...UCX_LIBRARIES, "c"] as LibraryName[]) {
+  for (const lib of OPEN_ORDER) {
     const opened = openOne(b, symbols, lib, options.libDir);
     Object.assign(functions, opened.functions);
     libraryPaths[lib] = opened.path;
+    if (lib === "c") {
+      const setenv = functions.setenv as (name: string, value: string, overwrite: number) => number;
+      for (const [name, value] of Object.entries(options.environment ?? {})) setenv(name, value, 1);
+    }
   }
   const decoder = new TextDecoder();
   const strlen = functions.strlen as (p: Pointer) => number;

@@ -98,6 +98,9 @@ export const symbols = {
   poll: { lib: "c", args: ["ptr", "u64", "i32"], result: "i32" },
   open_memstream: { lib: "c", args: ["ptr", "ptr"], result: "ptr" },
   fclose: { lib: "c", args: ["ptr"], result: "i32" },
+  // The C environment UCX reads its configuration from (setenv before libucs loads; see load.ts).
+  getenv: { lib: "c", args: ["cstr"], result: "ptr" },
+  setenv: { lib: "c", args: ["cstr", "cstr", "i32"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 /**

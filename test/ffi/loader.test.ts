@@ -30,12 +30,12 @@ test("an explicit library directory without UCX fails with every path tried", ()
 test("UCX_TS_LIBDIR pointing at an empty folder gives UcxError with install instructions", async () => {
   const r = await runScript("test/helpers/load-ucx.ts", [], { env: { UCX_TS_LIBDIR: emptyDir } });
   assert.is(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout);
-  assert.is(report.loaded, false);
-  assert.is(report.name, "UcxError");
-  assert.is(report.code, "UCX_TS_LIBRARY_NOT_FOUND");
-  assert.ok(report.message.includes("apt-get install libucx0"), report.message);
-  assert.ok(report.message.includes(`UCX_TS_LIBDIR=${emptyDir}`), report.message);
+  const failed = report(r.stdout);
+  assert.is(failed.loaded, false);
+  assert.is(failed.name, "UcxError");
+  assert.is(failed.code, "UCX_TS_LIBRARY_NOT_FOUND");
+  assert.ok(failed.message.includes("apt-get install libucx0"), failed.message);
+  assert.ok(failed.message.includes(`UCX_TS_LIBDIR=${emptyDir}`), failed.message);
 });
 
 test("UCX_TS_LIBDIR pointing at the real directory loads from there", async () => {
@@ -46,9 +46,32 @@ test("UCX_TS_LIBDIR pointing at the real directory loads from there", async () =
   );
   assert.ok(dir, "libucp.so.0 is in none of the standard library directories");
   const r = await runScript("test/helpers/load-ucx.ts", [], { env: { UCX_TS_LIBDIR: dir } });
-  const report = JSON.parse(r.stdout);
-  assert.is(report.loaded, true, r.stdout + r.stderr);
-  assert.is(report.libraries.ucp, join(dir, "libucp.so.0"));
+  const loaded = report(r.stdout);
+  assert.is(loaded.loaded, true, r.stdout + r.stderr);
+  assert.is(loaded.libraries.ucp, join(dir, "libucp.so.0"));
+});
+
+/** The JSON line of a load-ucx.ts run (UCX's log lines share stdout, in any order with it). */
+function report(stdout: string) {
+  const line = stdout.split("\n").find((l) => l.startsWith('{"loaded":'));
+  if (line === undefined) throw new Error(`no report in the child's output:\n${stdout}`);
+  return JSON.parse(line);
+}
+
+test("UCX's memory hooks are off unless the user asks for them (UCX_MEM_EVENTS)", async () => {
+  // Default: ucx-ts puts UCX_MEM_EVENTS=no into the C environment before libucs loads, and UCX
+  // acts on it: its registration cache cannot install a memory-event handler.
+  const off = await runScript("test/helpers/load-ucx.ts", ["context"], { env: { UCX_MEM_EVENTS: undefined, UCX_LOG_LEVEL: "diag" } });
+  const offReport = report(off.stdout);
+  assert.is(offReport.memEvents, "no", off.stdout + off.stderr);
+  assert.equal(offReport.settings, [{ name: "UCX_MEM_EVENTS", value: "no", source: "ucx-ts default", why: offReport.settings[0].why }]);
+  assert.match(off.stdout + off.stderr, /failed to install UCM event handler/);
+  // The user's choice wins, and UCX then installs its hooks.
+  const on = await runScript("test/helpers/load-ucx.ts", ["context"], { env: { UCX_MEM_EVENTS: "yes", UCX_LOG_LEVEL: "diag" } });
+  const onReport = report(on.stdout);
+  assert.is(onReport.memEvents, "yes", on.stdout + on.stderr);
+  assert.equal(onReport.settings, [{ name: "UCX_MEM_EVENTS", value: "yes", source: "user" }]);
+  assert.not.match(on.stdout + on.stderr, /failed to install UCM event handler/);
 });
 
 test("the loaded library answers through every symbol kind (string, out-params)", () => {
