@@ -8,7 +8,25 @@ export { Context, DEFAULT_FEATURES, type ContextOptions, type Feature, type Memo
 export { listTransportResources, type TransportResource } from "./core/resources.ts";
 export { collectInfo, formatInfo, type InfoReport, type CudaInfo } from "./core/info.ts";
 export { UCS_STATUS, runtime, type Pointer, type UcsStatusName, type RuntimeName } from "./ffi/index.ts";
-export { Worker, type WorkerOptions, type RecvResult, type RecvOptions } from "./core/worker.ts";
+export {
+  Worker,
+  DEFAULT_MULTI_LIMITS,
+  type WorkerOptions,
+  type RecvResult,
+  type RecvOptions,
+  type MultiLimits,
+  type MultiRecvOptions,
+} from "./core/worker.ts";
+export {
+  FRAMES_PER_HEADER,
+  HEADER_BYTES,
+  encodeHeaders,
+  decodeHeader,
+  headerCount,
+  HeaderFormatError,
+  type FrameDescription,
+  type DecodedHeader,
+} from "./core/multi/header.ts";
 export { Endpoint, type ErrorHandling } from "./core/endpoint.ts";
 export { Listener, type ListenOptions } from "./core/listener.ts";
 export { FULL_MASK, type Tag } from "./core/tag.ts";

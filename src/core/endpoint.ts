@@ -7,10 +7,11 @@
 import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
-import { statusName, UcxError } from "./errors.ts";
+import { invalidArgument, statusName, UcxError } from "./errors.ts";
+import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import { describeStatus } from "./library.ts";
 import { FULL_MASK, tagWords, type Tag } from "./tag.ts";
-import type { RecvOptions, RecvResult, Worker } from "./worker.ts";
+import type { MultiRecvOptions, RecvOptions, RecvResult, Worker } from "./worker.ts";
 
 export type ErrorHandling = "peer" | "none";
 
@@ -75,6 +76,51 @@ export class Endpoint {
   recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
     this.assertUsable();
     return this.track(this.worker.tagRecv(buffer, tag, mask, options));
+  }
+
+  /**
+   * Send several buffers as one multi-buffer batch (UCXX's `tagMultiSend`, Python
+   * `send_multi`): UCXX's headers (1,209 bytes per 100 frames), then every frame, all as tag
+   * messages with `tag`, posted at once. Resolves when every buffer may be reused. The peer
+   * receives them with `recvMulti(tag)` (or UCXX's `recv_multi`) without knowing count or sizes.
+   */
+  sendMulti(buffers: readonly BufferLike[], tag: Tag): Promise<void> {
+    this.assertUsable();
+    if (!Array.isArray(buffers)) throw invalidArgument("sendMulti needs an array of buffers");
+    const frames = buffers.map((b, i) => asBytes(b, `frame ${i}`));
+    const [tagLo, tagHi] = tagWords(tag);
+    const headers = encodeHeaders(frames.map((f) => ({ size: f.length, device: false })));
+    const count = headers.length / HEADER_BYTES + frames.length;
+    // The descriptor the executor reads: (address, length) of every message, headers first.
+    const descriptor = new Float64Array(2 * count);
+    const headerAddress = this.worker.addressOf(headers);
+    let m = 0;
+    for (let h = 0; h < headers.length; h += HEADER_BYTES) {
+      descriptor[m++] = headerAddress + h;
+      descriptor[m++] = HEADER_BYTES;
+    }
+    for (const f of frames) {
+      descriptor[m++] = this.worker.addressOf(f);
+      descriptor[m++] = f.length;
+    }
+    const descriptorBytes = new Uint8Array(descriptor.buffer);
+    return this.track(
+      this.worker.request(
+        submission({ op: Op.MultiSend, target: this.id, address: this.worker.addressOf(descriptorBytes), length: count, tagLo, tagHi }),
+        [descriptorBytes, headers, frames],
+        "sendMulti",
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * Receive a multi-buffer batch (see `Worker.recvMulti`), tied to this endpoint's life: if the
+   * endpoint fails, the receive rejects with its error.
+   */
+  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
+    this.assertUsable();
+    return this.track(this.worker.tagRecvMulti(tag, options));
   }
 
   /** Send `buffer` on the endpoint's byte stream. */

@@ -30,7 +30,13 @@ export type UcxTsErrorCode =
   | "UCX_TS_LIBRARY_NOT_FOUND"
   | "UCX_TS_CUDA_NOT_FOUND"
   | "UCX_TS_INVALID_ARGUMENT"
-  | "UCX_TS_CLOSED";
+  | "UCX_TS_CLOSED"
+  /** The peer sent bytes that are not the wire format expected (a malformed multi-buffer header). */
+  | "UCX_TS_PROTOCOL_ERROR"
+  /** A configured limit refused the operation (a multi-buffer batch larger than maxBytes). */
+  | "UCX_TS_LIMIT_EXCEEDED"
+  /** This build or this host cannot do it (device-memory frames without GPU support). */
+  | "UCX_TS_UNSUPPORTED";
 
 export interface UcxErrorOptions {
   readonly status?: number;

@@ -9,6 +9,8 @@ export type Settle = (status: number, value: number, tagLo: number, tagHi: numbe
 
 interface Entry {
   settle: Settle;
+  /** Runs when the completion arrives, settled early or not (takes a multi-receive's payload). */
+  onArrive: Settle | undefined;
   /** Buffers (and anything else) that must stay alive until UCX is done. */
   keep: unknown;
   settled: boolean;
@@ -25,11 +27,11 @@ export class Requests {
     return this.entries.size;
   }
 
-  add(settle: Settle, keep: unknown): number {
+  add(settle: Settle, keep: unknown, onArrive?: Settle): number {
     let id = this.nextId;
     while (this.entries.has(id)) id = id >= MAX_ID ? 1 : id + 1;
     this.nextId = id >= MAX_ID ? 1 : id + 1;
-    this.entries.set(id, { settle, keep, settled: false });
+    this.entries.set(id, { settle, keep, settled: false, onArrive });
     return id;
   }
 
@@ -38,6 +40,7 @@ export class Requests {
     const e = this.entries.get(id);
     if (!e) return;
     this.entries.delete(id);
+    e.onArrive?.(status, value, tagLo, tagHi);
     if (!e.settled) {
       e.settled = true;
       e.settle(status, value, tagLo, tagHi);

@@ -10,6 +10,7 @@ import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Engine, EngineOptions, ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { InlineEngine } from "./engine/inline-engine.ts";
+import type { MultiPayload } from "./engine/multi-transfer.ts";
 import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
 import type { Ring } from "./engine/ring.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
@@ -50,6 +51,8 @@ export interface WorkerOptions {
    * batches (default true, UCXX's "delayed submission"); false posts each as a message.
    */
   readonly delayedSubmission?: boolean;
+  /** Default limits of this worker's multi-buffer receives (`recvMulti`). */
+  readonly multi?: MultiLimits;
 }
 
 export interface RecvResult {
@@ -62,6 +65,31 @@ export interface RecvResult {
 export interface RecvOptions {
   /** Cancels the receive: its Promise rejects with UCS_ERR_CANCELED. */
   readonly signal?: AbortSignal;
+}
+
+/** What a multi-buffer receive will accept from a peer's headers (see README, "Multi-buffer"). */
+export interface MultiLimits {
+  /** Most bytes, all frames together, one batch may make the receiver allocate (default 4 GiB). */
+  readonly maxBytes?: number;
+  /** Most headers in one batch's chain, 100 frames each (default 1,000: 100,000 frames). */
+  readonly maxHeaders?: number;
+}
+
+export interface MultiRecvOptions extends RecvOptions, MultiLimits {
+  /** Tag bits that must match (default: all). The batch's later messages use the sender's exact tag. */
+  readonly mask?: Tag;
+}
+
+export const DEFAULT_MULTI_LIMITS: Required<MultiLimits> = { maxBytes: 4 * 2 ** 30, maxHeaders: 1000 };
+
+function checkLimits(limits: MultiLimits, base: Required<MultiLimits>): Required<MultiLimits> {
+  const maxBytes = limits.maxBytes ?? base.maxBytes;
+  const maxHeaders = limits.maxHeaders ?? base.maxHeaders;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw invalidArgument(`maxBytes must be a byte count, got ${maxBytes}`);
+  if (!Number.isInteger(maxHeaders) || maxHeaders < 1 || maxHeaders > 0xffffffff) {
+    throw invalidArgument(`maxHeaders must be an integer from 1 to 2^32-1, got ${maxHeaders}`);
+  }
+  return { maxBytes, maxHeaders };
 }
 
 /** Spin budgets from the core count: on 2 cores a spinning thread starves the other one. */
@@ -78,6 +106,7 @@ export class Worker {
   private readonly endpoints = new Map<number, Endpoint>();
   private readonly listeners = new Map<number, Listener>();
   private nextObjectId = 1;
+  private multiLimits: Required<MultiLimits> = DEFAULT_MULTI_LIMITS;
   private closing: Promise<void> | undefined;
   #closed = false;
 
@@ -95,6 +124,7 @@ export class Worker {
   /** Create a worker (and its UCX context); in thread mode this starts the progress thread. */
   static async create(options: WorkerOptions = {}): Promise<Worker> {
     const w = new Worker(options);
+    w.multiLimits = checkLimits(options.multi ?? {}, DEFAULT_MULTI_LIMITS);
     const spins = defaultSpins();
     const engineOptions: EngineOptions = {
       features: options.features ?? DEFAULT_FEATURES,
@@ -134,6 +164,8 @@ export class Worker {
     operation: string,
     onOk: (value: number, tagLo: number, tagHi: number) => T,
     onError?: (status: number, value: number) => UcxError | undefined,
+    /** Runs when the completion arrives, even for a request settled early (payload hand-over). */
+    onArrive?: (id: number) => void,
   ): { id: number; promise: Promise<T> } {
     this.assertOpen();
     let resolve!: (v: T) => void;
@@ -151,7 +183,7 @@ export class Worker {
         }
       } else reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
       this.updateActive();
-    }, keep);
+    }, keep, onArrive && (() => onArrive(id)));
     try {
       this.engine.submit({ ...s, request: id });
     } catch (e) {
@@ -350,6 +382,39 @@ export class Worker {
               { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
             )
           : undefined,
+    );
+    this.cancelOnAbort(r.id, options.signal);
+    return r;
+  }
+
+  /**
+   * Receive a multi-buffer batch (UCXX's `tagMultiRecv`, Python `recv_multi`): the frames a
+   * peer sent with `sendMulti` (or UCXX's `send_multi`) under `tag`, however many and however
+   * large, allocated here as the headers announce them. Resolves with the frames in order.
+   * Headers that are malformed or ask for more than the limits reject (UCX_TS_PROTOCOL_ERROR,
+   * UCX_TS_LIMIT_EXCEEDED) before anything is allocated.
+   */
+  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
+    return this.tagRecvMulti(tag, options).promise;
+  }
+
+  /** @internal The multi-receive, with its request id (endpoints track theirs). */
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions): { id: number; promise: Promise<Uint8Array[]> } {
+    const [tagLo, tagHi] = tagWords(tag);
+    const [maskLo, maskHi] = tagWords(options.mask ?? FULL_MASK, "tag mask");
+    const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
+    let payload: MultiPayload | undefined;
+    const r = this.request(
+      submission({ op: Op.MultiRecv, tagLo, tagHi, maskLo, maskHi, length: maxBytes, handle: maxHeaders }),
+      null,
+      "recvMulti",
+      () => {
+        if (!payload?.buffers) throw new UcxError("UCX_TS_CLOSED", "recvMulti: the frames did not come back from the progress engine");
+        return payload.buffers.map((b) => new Uint8Array(b));
+      },
+      () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
+      (id) => (payload = this.engine.takePayload(id)),
     );
     this.cancelOnAbort(r.id, options.signal);
     return r;

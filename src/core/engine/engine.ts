@@ -9,6 +9,7 @@
  * - `blocking`: as polling, plus `wait()`, which sleeps in `ucp_worker_wait` until UCX has
  *   an event.
  */
+import type { MultiPayload } from "./multi-transfer.ts";
 import type { Ring } from "./ring.ts";
 
 export type ProgressMode = "thread" | "polling" | "blocking";
@@ -49,6 +50,11 @@ export interface Engine {
   setActive(active: boolean): void;
   /** Stop the engine: cancels everything in flight, frees UCX. */
   stop(): Promise<void>;
+  /**
+   * The payload of multi-receive `id` (its buffers, or its error), delivered before its
+   * completion record; undefined if there is none. Each payload is taken once.
+   */
+  takePayload(id: number): MultiPayload | undefined;
 }
 
 export interface EngineOptions {

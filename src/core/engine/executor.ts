@@ -25,6 +25,7 @@ import {
   splitTag,
 } from "./records.ts";
 import type { Ring } from "./ring.ts";
+import { MultiReceive, MultiReceiveQueues, MultiSend, type MultiPayload, type PartDone, type PartPoster } from "./multi-transfer.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -60,7 +61,13 @@ interface Inflight {
   readonly endpoint: number;
   /** For closes: the endpoint id to forget once the close completes. */
   readonly closes?: number;
+  /** For one message of a multi-buffer batch: the batch, told instead of a completion record. */
+  readonly owner?: object;
+  readonly onPart?: PartDone;
 }
+
+/** Keys of batch parts in `inflight`: above every u32 request id, never reported. */
+const FIRST_PART_KEY = 2 ** 32;
 
 interface EndpointState {
   handle: Pointer;
@@ -77,6 +84,11 @@ export class Executor {
   private readonly endpoints = new Map<number, EndpointState>();
   private readonly listeners = new Map<number, Pointer>();
   private readonly inflight = new Map<number, Inflight>();
+  /** Multi-buffer batches by request id, until their one completion. */
+  private readonly batches = new Map<number, MultiSend | MultiReceive>();
+  private readonly multiQueues = new MultiReceiveQueues();
+  private nextPartKey = FIRST_PART_KEY;
+  private readonly parts: PartPoster;
   /** Endpoints whose error handler fired: force-closed on the next step, outside the callback. */
   private readonly failedEndpoints: number[] = [];
   private readonly connCallback: NativeCallback;
@@ -97,6 +109,8 @@ export class Executor {
   constructor(
     options: ExecutorOptions,
     private readonly emit: (c: Completion) => void,
+    /** Hands a multi-receive's buffers (or its error) to the application thread, before its completion. */
+    private readonly deliver: (payload: MultiPayload) => void,
   ) {
     const u = (this.u = ucx());
     this.param = u.struct("ucp_request_param_t");
@@ -125,6 +139,16 @@ export class Executor {
     this.errorCallback = u.callback(callbackTypes.ucp_err_handler_cb_t, (arg: number, _ep: number, status: number) =>
       this.onEndpointError(arg, status),
     );
+    this.parts = {
+      sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
+      recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone) =>
+        this.recvPart(owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone),
+      cancelParts: (owner) => {
+        for (const r of this.inflight.values()) if (r.owner === owner) this.u.ucp_request_cancel(this.worker, r.request);
+      },
+      addressOf: (bytes) => u.addressOf(bytes),
+      view: (address, length) => u.view(address, length),
+    };
   }
 
   /** Requests in flight inside UCX. */
@@ -176,6 +200,13 @@ export class Executor {
         return this.workerAddress(id, address, length);
       case Op.WorkerFlush:
         return this.flush(id, 0);
+      case Op.MultiSend:
+        return this.multiSend(id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
+      case Op.MultiRecv:
+        return this.multiRecv(id, [u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!], {
+          maxBytes: length,
+          maxHeaders: ring.f64[f + SUB.handle]!,
+        });
       case Op.Stop:
         return; // handled by the mode, which calls destroy()
       default:
@@ -204,6 +235,18 @@ export class Executor {
 
   private finish(id: number, r: Inflight, status: number): void {
     const u = this.u;
+    if (r.onPart) {
+      let length = 0;
+      let lo = 0;
+      let hi = 0;
+      if (r.kind === "tagRecv") {
+        u.ucp_tag_recv_request_test(r.request, this.recvInfoAddress);
+        length = this.recvInfo.getNumber("length");
+        [lo, hi] = splitTag(this.recvInfo.get("sender_tag"));
+      }
+      u.ucp_request_free(r.request);
+      return r.onPart(status, length, lo, hi);
+    }
     if (r.kind === "tagRecv") {
       // The info is valid for truncated messages too: length is then the incoming size.
       u.ucp_tag_recv_request_test(r.request, this.recvInfoAddress);
@@ -304,7 +347,77 @@ export class Executor {
   private cancel(target: number): void {
     const r = this.inflight.get(target);
     // Not in flight: it already completed (its completion is on its way) or never started.
-    if (r) this.u.ucp_request_cancel(this.worker, r.request);
+    if (r) return this.u.ucp_request_cancel(this.worker, r.request);
+    const batch = this.batches.get(target);
+    if (batch instanceof MultiReceive && this.multiQueues.isWaiting(batch)) {
+      this.multiQueues.release(batch);
+      batch.cancelQueued();
+    } else batch?.cancel();
+  }
+
+  // --- multi-buffer batches (multi-transfer.ts) ---------------------------------------------
+
+  private multiSend(id: number, ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    const batch = new MultiSend(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
+    this.batches.set(id, batch);
+    batch.start(ep, descriptor, count, tagLo, tagHi);
+  }
+
+  private multiRecv(id: number, tag: [number, number, number, number], limits: { maxBytes: number; maxHeaders: number }): void {
+    const batch = new MultiReceive(
+      this.parts,
+      id,
+      tag,
+      limits,
+      (bid, status, value, payload) => this.batchDone(bid, status, value, payload),
+      (r) => this.multiQueues.release(r),
+    );
+    this.batches.set(id, batch);
+    this.multiQueues.add(batch, tag);
+  }
+
+  private batchDone(id: number, status: number, value: number, payload?: MultiPayload): void {
+    this.batches.delete(id);
+    if (payload) this.deliver(payload); // first: the application takes it when the completion arrives
+    this.done(id, status, value);
+  }
+
+  private sendPart(owner: object, ep: number, address: number, length: number, tagLo: number, tagHi: number, onDone: PartDone): void {
+    const e = this.endpoint(ep);
+    if (!e) return onDone(UCS_ERR_NOT_CONNECTED, 0, 0, 0);
+    if (e.failed) return onDone(e.failed, 0, 0, 0);
+    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.params(0));
+    if (r === 0) return onDone(UCS_OK, length, 0, 0);
+    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
+    this.inflight.set(this.nextPartKey++, { request: r, kind: "send", endpoint: ep, owner, onPart: onDone });
+  }
+
+  private recvPart(
+    owner: object,
+    address: number,
+    length: number,
+    tagLo: number,
+    tagHi: number,
+    maskLo: number,
+    maskHi: number,
+    onDone: PartDone,
+  ): void {
+    const r = this.u.ucp_tag_recv_nbx(
+      this.worker,
+      address,
+      length,
+      tagArgument(tagLo, tagHi),
+      tagArgument(maskLo, maskHi),
+      this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL),
+    );
+    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
+    const entry: Inflight = { request: r, kind: "tagRecv", endpoint: 0, owner, onPart: onDone };
+    const status = this.u.ucp_request_check_status(r);
+    if (status !== UCS_INPROGRESS) return this.finish(0, entry, status);
+    this.inflight.set(this.nextPartKey++, entry);
   }
 
   private endpointCreate(op: Op, id: number, ep: number, address: number, length: number, handle: number, flags: number): void {

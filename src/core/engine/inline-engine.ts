@@ -6,6 +6,7 @@
 import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
 import { CompletionWriter } from "./completion-writer.ts";
 import { Executor } from "./executor.ts";
+import type { MultiPayload } from "./multi-transfer.ts";
 import { COMPLETION_BYTES, SUBMISSION_BYTES } from "./records.ts";
 import { Ring } from "./ring.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
@@ -19,6 +20,7 @@ export class InlineEngine implements Engine {
   private readonly completionWriter: CompletionWriter;
   private readonly executor: Executor;
   private stopped = false;
+  private readonly payloads = new Map<number, MultiPayload>();
 
   constructor(
     readonly mode: Exclude<ProgressMode, "thread">,
@@ -29,7 +31,17 @@ export class InlineEngine implements Engine {
     this.completions = Ring.create(options.ringSize * 2, COMPLETION_BYTES, false);
     this.writer = new SubmissionWriter(this.submissions);
     this.completionWriter = new CompletionWriter(this.completions);
-    this.executor = new Executor(options, (c) => this.completionWriter.write(c));
+    this.executor = new Executor(
+      options,
+      (c) => this.completionWriter.write(c),
+      (p) => this.payloads.set(p.id, p),
+    );
+  }
+
+  takePayload(id: number): MultiPayload | undefined {
+    const p = this.payloads.get(id);
+    this.payloads.delete(id);
+    return p;
   }
 
   get backlog(): number {

@@ -30,6 +30,8 @@ interface ThreadData {
   options: EngineOptions;
   /** Present when delayed submission is off: submissions arrive one message at a time. */
   port?: MessagePort;
+  /** Multi-receive payloads go back here, their ArrayBuffers transferred (moved, not copied). */
+  payloads: MessagePort;
 }
 
 const UCS_OK = 0;
@@ -42,7 +44,11 @@ function run(): void {
 
   let executor: Executor;
   try {
-    executor = new Executor(data.options, (c) => writer.write(c));
+    executor = new Executor(
+      data.options,
+      (c) => writer.write(c),
+      (p) => data.payloads.postMessage(p, p.buffers ?? []),
+    );
   } catch (e) {
     const err = e as UcxError;
     parentPort!.postMessage({ type: "error", code: err.code ?? "UCX_TS_CLOSED", message: err.message, status: err.status });
@@ -82,7 +88,7 @@ function run(): void {
   for (;;) {
     // The process is exiting with this worker still open: leave UCX to the OS and return, so
     // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
-    if (Atomics.load(sub, PROCESS_EXITING) !== 0) return;
+    if (Atomics.load(sub, PROCESS_EXITING) !== 0) return data.payloads.close();
     let work = takeSubmissions();
     if (stopping) break;
     work += executor.progress();
@@ -117,7 +123,8 @@ function run(): void {
     Atomics.notify(completions.header, Ring.TAIL);
   }
   Atomics.notify(completions.header, Ring.TAIL);
-  // Let the thread end: nothing keeps its event loop alive once the port is closed.
+  // Let the thread end: nothing keeps its event loop alive once the ports are closed.
+  data.payloads.close();
   (parentPort as { close?: () => void } | null)?.close?.();
 }
 

@@ -45,6 +45,10 @@ export const Op = {
   WorkerAddress: 16,
   WorkerFlush: 17,
   Stop: 18,
+  /** A multi-buffer send: address = descriptor of (f64 address, f64 length) pairs, length = their count. */
+  MultiSend: 19,
+  /** A multi-buffer receive: length = maxBytes, handle = maxHeaders; buffers come back as a payload. */
+  MultiRecv: 20,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 

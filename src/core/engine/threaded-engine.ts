@@ -4,7 +4,8 @@
  * the notifier: while work is outstanding it waits for completion records (a short spin, then
  * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
  */
-import { MessageChannel, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
+import { MessageChannel, receiveMessageOnPort, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
+import type { MultiPayload } from "./multi-transfer.ts";
 import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
@@ -43,6 +44,7 @@ export class ThreadedEngine implements Engine {
   private stopped = false;
   private stopWaiter: (() => void) | undefined;
   private readonly signal: () => void;
+  private readonly payloads = new Map<number, MultiPayload>();
 
   private constructor(
     private readonly thread: Thread,
@@ -53,6 +55,7 @@ export class ThreadedEngine implements Engine {
     private readonly onCompletion: CompletionHandler,
     /** Set when delayed submission is off: each submission is posted here instead. */
     private readonly port: MessagePort | undefined,
+    private readonly payloadPort: MessagePort,
   ) {
     this.writer = new SubmissionWriter(submissions);
     const u = ucx();
@@ -67,10 +70,14 @@ export class ThreadedEngine implements Engine {
     const submissions = Ring.create(options.ringSize, SUBMISSION_BYTES, true);
     const completions = Ring.create(options.ringSize * 2, COMPLETION_BYTES, true);
     const channel = options.delayedSubmission ? undefined : new MessageChannel();
+    // Multi-receive payloads come back on a port of their own, read synchronously when their
+    // completion record arrives (the thread posts the payload first, so it is there by then).
+    const payloads = new MessageChannel();
+    const transfer = [payloads.port2, ...(channel ? [channel.port2] : [])] as unknown as Transferable[];
     const thread = startThread(
       threadEntry(),
-      { submissions: submissions.buffer, completions: completions.buffer, options, port: channel?.port2 },
-      channel ? [channel.port2 as unknown as Transferable] : [],
+      { submissions: submissions.buffer, completions: completions.buffer, options, port: channel?.port2, payloads: payloads.port2 },
+      transfer,
     );
     const workerHandle = await new Promise<number>((resolve, reject) => {
       thread.once("message", (m: { type: string; worker?: number; code?: string; message?: string; status?: number }) => {
@@ -80,7 +87,8 @@ export class ThreadedEngine implements Engine {
       thread.once("error", (e) => reject(new UcxError("UCX_TS_CLOSED", `progress thread failed: ${e.message}`, { cause: e })));
     });
     channel?.port1.unref?.();
-    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1);
+    payloads.port1.unref?.();
+    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1, payloads.port1);
   }
 
   get backlog(): number {
@@ -113,6 +121,23 @@ export class ThreadedEngine implements Engine {
       return;
     }
     this.onCompletion(this.completions, w);
+  }
+
+  takePayload(id: number): MultiPayload | undefined {
+    const early = this.payloads.get(id);
+    if (early) {
+      this.payloads.delete(id);
+      return early;
+    }
+    if (this.stopped) return undefined; // the port is closed; nothing more can come
+    // Payloads arrive in the order of their completions; one taken out of turn (its request was
+    // settled early) is kept until asked for, or dropped with the engine.
+    for (let m = receiveMessageOnPort(this.payloadPort); m; m = receiveMessageOnPort(this.payloadPort)) {
+      const p = m.message as MultiPayload;
+      if (p.id === id) return p;
+      this.payloads.set(p.id, p);
+    }
+    return undefined;
   }
 
   wait(): number {
@@ -188,6 +213,8 @@ export class ThreadedEngine implements Engine {
     liveEngines.delete(this);
     this.stopWaiter = undefined;
     this.port?.close();
+    this.payloadPort.close();
+    this.payloads.clear();
     // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
     await new Promise<void>((resolve) => {
       this.thread.once("exit", () => resolve());
