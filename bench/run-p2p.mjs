@@ -5,6 +5,7 @@
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking]
 //                          [--errors none,peer] [--quick] [--dist]
 import { spawn, spawnSync } from "node:child_process";
+import { pair, run, runtimeArgv as baseArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
@@ -24,52 +25,7 @@ const plan = {
   bandwidth: [[65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
 };
 
-const bin = "node_modules/.bin";
-const runtimeArgv = {
-  node: dist ? ["node"] : ["node", "--import", "tsx"],
-  deno: [`${bin}/deno`, "run", "-A"],
-  bun: [`${bin}/bun`],
-};
-
-function run(argv, env = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 240_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      code === 0 ? resolve(out) : reject(new Error(`${argv.join(" ")} exited ${code}: ${err.slice(-500)}`));
-    });
-  });
-}
-
-/** Start a server, read its port, run the client with it, return the client's JSON. */
-async function pair(serverArgv, clientArgv, env) {
-  const server = spawn(serverArgv[0], serverArgv.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const killer = setTimeout(() => server.kill("SIGKILL"), 240_000);
-  try {
-    const port = await new Promise((resolve, reject) => {
-      let out = "";
-      server.stdout.on("data", (d) => {
-        out += d;
-        const line = out.split("\n").find((l) => l.startsWith('{"port"') && l.endsWith("}"));
-        if (line) resolve(JSON.parse(line).port);
-      });
-      server.on("close", (c) => reject(new Error(`server exited ${c}`)));
-    });
-    const lines = (await run([...clientArgv(port)], env)).split("\n");
-    // UCX writes its log lines ("[time] [host:pid] ...") to stdout too: take the JSON array.
-    const last = lines.filter((l) => l.startsWith("[{")).pop();
-    if (!last) throw new Error(`client printed no results: ${lines.join("\n").slice(-300)}`);
-    return JSON.parse(last);
-  } finally {
-    clearTimeout(killer);
-    server.kill("SIGKILL");
-  }
-}
+const runtimeArgv = Object.fromEntries(["node", "deno", "bun"].map((r) => [r, baseArgv(r, dist)]));
 
 function perftest(test, size, iterations, peer) {
   const port = 20000 + Math.floor(Math.random() * 20000);
