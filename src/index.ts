@@ -27,7 +27,8 @@ export {
   type FrameDescription,
   type DecodedHeader,
 } from "./core/multi/header.ts";
-export { Endpoint, type ErrorHandling } from "./core/endpoint.ts";
+export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions } from "./core/endpoint.ts";
+export { MemoryHandle, RemoteKey } from "./core/memory.ts";
 export { Listener, type ListenOptions } from "./core/listener.ts";
 export { FULL_MASK, type Tag } from "./core/tag.ts";
 export type { BufferLike } from "./core/buffers.ts";

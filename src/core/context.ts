@@ -20,7 +20,7 @@ const FEATURE_BITS: Record<Feature, number> = {
   am: C.UCP_FEATURE_AM,
 };
 
-export const DEFAULT_FEATURES: readonly Feature[] = ["tag", "stream", "wakeup", "am", "rma"];
+export const DEFAULT_FEATURES: readonly Feature[] = ["tag", "stream", "wakeup", "am", "rma", "amo32", "amo64"];
 
 export type MemoryTypeName = (typeof MEMORY_TYPE_NAMES)[number];
 

@@ -18,6 +18,7 @@ import { invalidArgument, UcxError } from "./errors.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
+import { MemoryHandle, packKey } from "./memory.ts";
 import { Requests } from "./requests.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
@@ -36,7 +37,7 @@ export interface WorkerOptions {
    * on one host to tcp. `none`: shared memory, but a dead peer is not detected. See README.
    */
   readonly errorHandling?: ErrorHandling;
-  /** UCP features; default tag, stream, wakeup, am, rma. */
+  /** UCP features; default tag, stream, wakeup, am, rma, amo32, amo64. */
   readonly features?: readonly Feature[];
   /** UCX configuration for this worker's context, e.g. `{ TLS: "tcp" }`. */
   readonly config?: Readonly<Record<string, string | number | boolean>>;
@@ -107,6 +108,8 @@ export class Worker {
   private readonly listeners = new Map<number, Listener>();
   private nextObjectId = 1;
   private multiLimits: Required<MultiLimits> = DEFAULT_MULTI_LIMITS;
+  /** The UCP features this worker's context was created with. */
+  features: readonly Feature[] = DEFAULT_FEATURES;
   private closing: Promise<void> | undefined;
   #closed = false;
 
@@ -125,6 +128,7 @@ export class Worker {
   static async create(options: WorkerOptions = {}): Promise<Worker> {
     const w = new Worker(options);
     w.multiLimits = checkLimits(options.multi ?? {}, DEFAULT_MULTI_LIMITS);
+    w.features = options.features ?? DEFAULT_FEATURES;
     const spins = defaultSpins();
     const engineOptions: EngineOptions = {
       features: options.features ?? DEFAULT_FEATURES,
@@ -311,6 +315,80 @@ export class Worker {
       throw e;
     }
     return ep;
+  }
+
+  // --- registered memory (RMA) -----------------------------------------------------------------
+
+  /**
+   * Register memory with UCX so that peers can put, get and run atomics on it: `size` bytes that
+   * ucx-ts allocates (zeroed), or the caller's buffer. The handle's `bytes` are the memory;
+   * `packRkey()` gives the key a peer unpacks with `ep.unpackRkey()`.
+   */
+  async memMap(memory: number | BufferLike): Promise<MemoryHandle> {
+    let bytes: Uint8Array;
+    if (typeof memory === "number") {
+      if (!Number.isSafeInteger(memory) || memory < 1) throw invalidArgument(`memMap needs a size of at least 1 byte, got ${memory}`);
+      bytes = new Uint8Array(memory);
+    } else bytes = asBytes(memory, "memory");
+    if (bytes.length === 0) throw invalidArgument("memMap: cannot register zero bytes");
+    const id = this.nextObjectId++;
+    const address = this.addressOf(bytes);
+    await this.settled(this.request(submission({ op: Op.MemMap, target: id, address, length: bytes.length }), bytes, "ucp_mem_map", () => undefined).promise);
+    const handle = new MemoryHandle(this.memoryOwner, id, bytes, address);
+    this.memories.set(id, handle);
+    this.memoryOf.set(bytes.buffer, handle);
+    return handle;
+  }
+
+  /** Wait until every atomic and put/get issued so far is ordered before later ones (ucp_worker_fence). */
+  fence(): Promise<void> {
+    return this.settled(this.request(submission({ op: Op.WorkerFence }), null, "ucp_worker_fence", () => undefined).promise);
+  }
+
+  private readonly memories = new Map<number, MemoryHandle>();
+  /** Registered memory by its ArrayBuffer: an operation whose local buffer is one holds its handle. */
+  private readonly memoryOf = new WeakMap<ArrayBufferLike, MemoryHandle>();
+  private readonly memoryOwner = {
+    packRkey: async (h: MemoryHandle): Promise<Uint8Array> => {
+      let capacity = 1024;
+      for (;;) {
+        const out = new Uint8Array(capacity);
+        const { promise } = this.request(
+          submission({ op: Op.RkeyPack, target: h.id, address: this.addressOf(out), length: capacity }),
+          out,
+          "ucp_rkey_pack",
+          (length) => packKey(h.address, h.length, out.subarray(0, length)),
+          (status, needed) => {
+            if (status === UCS_ERR_BUFFER_TOO_SMALL) capacity = needed;
+            return undefined;
+          },
+        );
+        try {
+          return await this.settled(promise);
+        } catch (e) {
+          if ((e as UcxError).code !== "UCS_ERR_BUFFER_TOO_SMALL") throw e;
+        }
+      }
+    },
+    unmap: async (h: MemoryHandle): Promise<void> => {
+      try {
+        if (!this.closed) await this.settled(this.request(submission({ op: Op.MemUnmap, target: h.id }), h.bytes, "ucp_mem_unmap", () => undefined).promise);
+      } finally {
+        this.memories.delete(h.id);
+        this.memoryOf.delete(h.bytes.buffer);
+      }
+    },
+  };
+
+  /** @internal Count `promise` against the memory handle `bytes` belongs to, if any. */
+  holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T> {
+    const h = this.memoryOf.get(bytes.buffer);
+    return h ? h.inFlight.hold(promise) : promise;
+  }
+
+  /** @internal A new id for an object the executor keeps by id (endpoint, listener, memory, key). */
+  newObjectId(): number {
+    return this.nextObjectId++;
   }
 
   /** @internal */

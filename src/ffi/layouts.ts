@@ -157,6 +157,17 @@ export const layouts = {
       memh: { offset: 64, type: "ptr" },
     },
   },
+  ucp_mem_map_params_t: {
+    size: 40,
+    fields: {
+      field_mask: { offset: 0, type: "u64" },
+      address: { offset: 8, type: "ptr" },
+      length: { offset: 16, type: "usize" },
+      flags: { offset: 24, type: "u32" },
+      prot: { offset: 28, type: "u32" },
+      memory_type: { offset: 32, type: "i32" },
+    },
+  },
   uct_component_attr_t: {
     size: 48,
     fields: {

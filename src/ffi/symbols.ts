@@ -78,6 +78,19 @@ export const symbols = {
   ucp_request_cancel: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
   ucp_request_free: { lib: "ucp", args: ["ptr"], result: "void" },
 
+  // --- libucp: memory registration, remote keys, RMA and atomics ------------------------
+  // Remote addresses are u64 in C; they are passed as Numbers (user-space addresses < 2^48).
+  ucp_mem_map: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_mem_unmap: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_rkey_pack: { lib: "ucp", args: ["ptr", "ptr", "ptr", "ptr"], result: "status" },
+  ucp_rkey_buffer_release: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_ep_rkey_unpack: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
+  ucp_rkey_destroy: { lib: "ucp", args: ["ptr"], result: "void" },
+  ucp_put_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "u64", "ptr", "ptr"], result: "ptr" },
+  ucp_get_nbx: { lib: "ucp", args: ["ptr", "ptr", "usize", "u64", "ptr", "ptr"], result: "ptr" },
+  ucp_atomic_op_nbx: { lib: "ucp", args: ["ptr", "i32", "ptr", "usize", "u64", "ptr", "ptr"], result: "ptr" },
+  ucp_worker_fence: { lib: "ucp", args: ["ptr"], result: "status" },
+
   // --- libuct: resource discovery (what `ucx_info -d` lists) ----------------------------
   uct_query_components: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
   uct_release_component_list: { lib: "uct", args: ["ptr"], result: "void" },

@@ -95,6 +95,10 @@ export class Executor {
   readonly worker: Pointer;
   private readonly endpoints = new Map<number, EndpointState>();
   private readonly listeners = new Map<number, Pointer>();
+  /** Registered memory (ucp_mem_h) by the application's memory id. */
+  private readonly memories = new Map<number, Pointer>();
+  /** Unpacked remote keys (ucp_rkey_h) by the application's key id, with their endpoint. */
+  private readonly rkeys = new Map<number, { handle: Pointer; endpoint: number }>();
   private readonly inflight = new Map<number, Inflight>();
   /** Multi-buffer batches by request id, until their one completion. */
   private readonly batches = new Map<number, MultiSend | MultiReceive>();
@@ -220,6 +224,23 @@ export class Executor {
           maxBytes: length,
           maxHeaders: ring.f64[f + SUB.handle]!,
         });
+      case Op.MemMap:
+        return this.memMap(id, target, address, length);
+      case Op.MemUnmap:
+        return this.memUnmap(id, target);
+      case Op.RkeyPack:
+        return this.rkeyPack(id, target, address, length);
+      case Op.RkeyUnpack:
+        return this.rkeyUnpack(id, target, address, length, u32[w + SUB.flags]!);
+      case Op.RkeyDestroy:
+        return this.rkeyDestroy(id, u32[w + SUB.flags]!);
+      case Op.Put:
+      case Op.Get:
+        return this.rma(op, id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!);
+      case Op.Atomic:
+        return this.atomic(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]! !== 0);
+      case Op.WorkerFence:
+        return this.done(id, this.u.ucp_worker_fence(this.worker));
       case Op.Stop:
         return; // handled by the mode, which calls destroy()
       default:
@@ -399,6 +420,90 @@ export class Executor {
     } else batch?.cancel();
   }
 
+  // --- memory registration, remote keys, RMA, atomics ----------------------------------------
+
+  private memMap(id: number, memory: number, address: number, length: number): void {
+    const u = this.u;
+    const p = u.struct("ucp_mem_map_params_t");
+    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH);
+    p.set("address", address);
+    p.set("length", length);
+    const status = u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address());
+    if (status === UCS_OK) this.memories.set(memory, this.out.pointer());
+    this.done(id, status);
+  }
+
+  private memUnmap(id: number, memory: number): void {
+    const memh = this.memories.get(memory);
+    if (memh === undefined) return this.done(id, UCS_ERR_NO_ELEM);
+    this.memories.delete(memory);
+    this.done(id, this.u.ucp_mem_unmap(this.context.handle, memh));
+  }
+
+  private rkeyPack(id: number, memory: number, address: number, capacity: number): void {
+    const u = this.u;
+    const memh = this.memories.get(memory);
+    if (memh === undefined) return this.done(id, UCS_ERR_NO_ELEM);
+    const status = u.ucp_rkey_pack(this.context.handle, memh, this.out.address(0), this.out.address(1));
+    if (status !== UCS_OK) return this.done(id, status);
+    const packed = this.out.pointer(0);
+    try {
+      this.copyOut(id, new Uint8Array(u.view(packed, this.out.pointer(1))), address, capacity);
+    } finally {
+      u.ucp_rkey_buffer_release(packed);
+    }
+  }
+
+  private rkeyUnpack(id: number, ep: number, address: number, length: number, key: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    if (length === 0) return this.done(id, UCS_ERR_INVALID_PARAM);
+    const status = this.u.ucp_ep_rkey_unpack(e.handle, address, this.out.address());
+    if (status === UCS_OK) this.rkeys.set(key, { handle: this.out.pointer(), endpoint: ep });
+    this.done(id, status);
+  }
+
+  private rkeyDestroy(id: number, key: number): void {
+    const r = this.rkeys.get(key);
+    if (r) {
+      this.rkeys.delete(key);
+      this.u.ucp_rkey_destroy(r.handle);
+    }
+    this.done(id, UCS_OK);
+  }
+
+  /** The endpoint and remote key of an RMA operation, or the status that refuses it. */
+  private rmaTarget(ep: number, key: number): { e: EndpointState; rkey: Pointer } | number {
+    const e = this.endpoint(ep);
+    if (!e) return UCS_ERR_NOT_CONNECTED;
+    if (e.failed) return e.failed;
+    const r = this.rkeys.get(key);
+    // A key unpacked for another endpoint describes another peer's memory: refuse it.
+    if (!r || r.endpoint !== ep) return UCS_ERR_INVALID_PARAM;
+    return { e, rkey: r.handle };
+  }
+
+  private rma(op: Op, id: number, ep: number, address: number, length: number, remote: number, key: number): void {
+    const t = this.rmaTarget(ep, key);
+    if (typeof t === "number") return this.done(id, t);
+    const call = op === Op.Put ? this.u.ucp_put_nbx : this.u.ucp_get_nbx;
+    const r = call(t.e.handle, address, length, remote, t.rkey, this.params(0));
+    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+  }
+
+  private atomic(id: number, ep: number, scratch: number, size: number, remote: number, key: number, opcode: number, fetch: boolean): void {
+    const t = this.rmaTarget(ep, key);
+    if (typeof t === "number") return this.done(id, t);
+    const p = this.param;
+    // ucp_dt_make_contig(size): the operand's width; the reply buffer receives the old value.
+    p.set("datatype", size << C.UCP_DATATYPE_SHIFT);
+    p.set("reply_buffer", scratch + 8);
+    const mask = C.UCP_OP_ATTR_FIELD_DATATYPE | (fetch ? C.UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0);
+    const r = this.u.ucp_atomic_op_nbx(t.e.handle, opcode, scratch, 1, remote, t.rkey, this.params(mask));
+    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK);
+  }
+
   // --- multi-buffer batches (multi-transfer.ts) ---------------------------------------------
 
   private multiSend(id: number, ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
@@ -492,9 +597,19 @@ export class Executor {
     this.done(id, status);
   }
 
+  /** Remote keys are unpacked per endpoint: destroy them before their endpoint goes. */
+  private destroyRkeysOf(ep: number): void {
+    for (const [key, r] of this.rkeys) {
+      if (r.endpoint !== ep) continue;
+      this.u.ucp_rkey_destroy(r.handle);
+      this.rkeys.delete(key);
+    }
+  }
+
   private endpointClose(id: number, ep: number, force: boolean): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
+    this.destroyRkeysOf(ep);
     // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
     // UCX answers UCS_ERR_INVALID_PARAM otherwise): a "none" endpoint always flushes and closes.
     const flags = (force || e.failed) && e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0;
@@ -608,6 +723,7 @@ export class Executor {
   private closeFailed(ep: number): void {
     const e = this.endpoints.get(ep);
     if (!e) return;
+    this.destroyRkeysOf(ep);
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);
     // Nobody awaits this close: free its request when it is done, without a completion.
@@ -654,6 +770,14 @@ export class Executor {
     return u.poll(this.pollfdAddress, 1, timeoutMs);
   }
 
+  /** Release (ucp_request_free) every request and batch part still in flight, and forget them. */
+  private releaseInflight(): void {
+    for (const r of this.inflight.values()) this.u.ucp_request_free(r.request);
+    this.inflight.clear();
+    for (const q of this.partQueues.values()) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_free(q.parts[i]!.request);
+    this.partQueues.clear();
+  }
+
   /**
    * Cancel everything in flight (each reported as UCS_ERR_CANCELED), force-close endpoints,
    * destroy listeners, the worker and the context. The executor is unusable afterwards.
@@ -667,21 +791,29 @@ export class Executor {
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
       for (const owner of [...this.partQueues.keys()]) this.parts.cancelParts(owner);
     }
-    for (const [id, r] of this.inflight) {
-      // UCX did not complete them: report, but do not free what UCX still owns.
-      this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
-      void r;
-    }
-    this.inflight.clear();
+    // What UCX did not complete: released now (UCX asserts, and aborts the process, when it
+    // destroys an endpoint with a request the application has not released), reported only
+    // after the worker is destroyed, so that no buffer is let go while UCX could still touch it.
+    const abandoned = [...this.inflight.keys()];
+    this.releaseInflight();
     for (const h of this.listeners.values()) u.ucp_listener_destroy(h);
     this.listeners.clear();
+    for (const r of this.rkeys.values()) u.ucp_rkey_destroy(r.handle);
+    this.rkeys.clear();
     for (const [id, e] of this.endpoints) {
       const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0));
       if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + id, { request: r, kind: "close", endpoint: id });
     }
     this.endpoints.clear();
-    for (let i = 0; i < 1000 && this.inflight.size > 0; i++) this.progress();
+    // A "none" endpoint's close waits for its peer (a worker closing at the same moment, in a
+    // pair in one process): give it some time, not just some rounds.
+    const deadline = performance.now() + 500;
+    for (let i = 0; this.inflight.size > 0 && (i < 1000 || performance.now() < deadline); i++) this.progress();
+    this.releaseInflight();
     u.ucp_worker_destroy(this.worker);
+    for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
+    for (const memh of this.memories.values()) u.ucp_mem_unmap(this.context.handle, memh);
+    this.memories.clear();
     this.context.close();
     this.connCallback.close();
     this.errorCallback.close();

@@ -49,6 +49,28 @@ export const Op = {
   MultiSend: 19,
   /** A multi-buffer receive: length = maxBytes, handle = maxHeaders; buffers come back as a payload. */
   MultiRecv: 20,
+  /** Register memory: address, length; target = memory id. */
+  MemMap: 21,
+  /** Unregister memory `target`. */
+  MemUnmap: 22,
+  /** Pack memory `target`'s remote key into (address, length); value = bytes needed. */
+  RkeyPack: 23,
+  /** Unpack the remote key at (address, length) for endpoint `target`; flags = remote key id. */
+  RkeyUnpack: 24,
+  /** Destroy remote key `flags`. */
+  RkeyDestroy: 25,
+  /** Put (address, length) to remote address `handle` with remote key `flags`, on endpoint `target`. */
+  Put: 26,
+  /** Get into (address, length) from remote address `handle` with remote key `flags`, on endpoint `target`. */
+  Get: 27,
+  /**
+   * Atomic on endpoint `target` at remote address `handle`, remote key `flags`: operand at
+   * `address`, reply (compare value in, old value out) at `address + 8`; length = 4 or 8 bytes;
+   * tagLo = ucp_atomic_op_t; tagHi = 1 to fetch the old value.
+   */
+  Atomic: 28,
+  /** ucp_worker_fence. */
+  WorkerFence: 29,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 

@@ -65,6 +65,11 @@ export function createBunBackend(): Backend {
     addressOf(buffer: BufferSource): number {
       const view = ArrayBuffer.isView(buffer) ? buffer : new Uint8Array(buffer);
       if (view.byteLength === 0) return 0;
+      // A typed array made with `new Uint8Array(n)` keeps its bytes in JSC's fast storage until
+      // its `.buffer` is first asked for, which moves them: ptr() taken before that points at
+      // memory the array no longer uses (seen with Bun 1.4: registered memory that JS writes
+      // never reached). Asking for `.buffer` first pins the bytes where they will stay.
+      void view.buffer;
       return ffi.ptr(view);
     },
     view(address: number, byteLength: number): ArrayBuffer {

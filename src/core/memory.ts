@@ -1,0 +1,150 @@
+/**
+ * Remote memory access: `MemoryHandle` (memory of this process registered with UCX, which peers
+ * may read and write) and `RemoteKey` (a peer's registered memory, as this endpoint may reach it).
+ *
+ * The memory behind a handle is a JavaScript ArrayBuffer that ucx-ts allocates (or the caller's
+ * buffer), registered with `ucp_mem_map`: JS reads and writes it as plain bytes, the garbage
+ * collector cannot free it while the handle holds it, and no view can outlive it (ucx-ts never
+ * hands out views of memory UCX allocated, which would dangle after unmapping).
+ *
+ * What `packRkey()` returns travels to the peer by any means (a tag message, a file); it is
+ * ucx-ts's own small format around UCX's packed key:
+ *
+ *   0  magic     4 bytes "URK1"
+ *   4  reserved  u32 (0)
+ *   8  address   u64  where the memory starts in the owner's address space
+ *  16  length    u64  its size in bytes
+ *  24  rkey      UCX's packed remote key (ucp_rkey_pack), to the end
+ */
+import { invalidArgument, UcxError } from "./errors.ts";
+
+const MAGIC = [0x55, 0x52, 0x4b, 0x31]; // "URK1"
+const PREFIX = 24;
+
+/** A packed key, split into its parts. Throws `UCX_TS_INVALID_ARGUMENT` for anything else. */
+export function parsePackedKey(bytes: Uint8Array): { address: number; length: number; rkey: Uint8Array } {
+  if (bytes.length <= PREFIX || MAGIC.some((m, i) => bytes[i] !== m)) {
+    throw invalidArgument("not a packed remote key (expected what MemoryHandle.packRkey() returns)");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const address = Number(view.getBigUint64(8, true));
+  const length = Number(view.getBigUint64(16, true));
+  return { address, length, rkey: bytes.slice(PREFIX) };
+}
+
+export function packKey(address: number, length: number, rkey: Uint8Array): Uint8Array {
+  const out = new Uint8Array(PREFIX + rkey.length);
+  out.set(MAGIC, 0);
+  const view = new DataView(out.buffer);
+  view.setBigUint64(8, BigInt(address), true);
+  view.setBigUint64(16, BigInt(length), true);
+  out.set(rkey, PREFIX);
+  return out;
+}
+
+/** Operations in flight that use a handle's or a key's memory: unmapping waits for none. */
+export class InFlight {
+  private count = 0;
+
+  /** Count `promise` in until it settles. */
+  hold<T>(promise: Promise<T>): Promise<T> {
+    this.count++;
+    const release = () => void this.count--;
+    promise.then(release, release);
+    return promise;
+  }
+
+  assertIdle(what: string): void {
+    if (this.count > 0) {
+      throw new UcxError("UCS_ERR_BUSY", `${what}: ${this.count} operation(s) using it are still in flight`, { status: -15 });
+    }
+  }
+}
+
+/** Registered memory of this process. */
+export class MemoryHandle {
+  /** @internal */
+  readonly inFlight = new InFlight();
+  #released = false;
+
+  /** @internal Made by `Worker.memMap`. */
+  constructor(
+    private readonly owner: { packRkey(h: MemoryHandle): Promise<Uint8Array>; unmap(h: MemoryHandle): Promise<void> },
+    /** @internal */ readonly id: number,
+    /** The registered bytes: read and write them freely (peers may too). */
+    readonly bytes: Uint8Array,
+    /** Where the bytes are in this process's address space (what a peer's put/get address). */
+    readonly address: number,
+  ) {}
+
+  get length(): number {
+    return this.bytes.length;
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** The key a peer needs to reach this memory (`ep.unpackRkey(key)` on its side). */
+  packRkey(): Promise<Uint8Array> {
+    if (this.#released) throw new UcxError("UCX_TS_CLOSED", "the memory handle is unmapped");
+    return this.owner.packRkey(this);
+  }
+
+  /**
+   * Unregister the memory. Refused (UCS_ERR_BUSY) while this process has operations in flight
+   * that use it; peers holding its key must stop using it first (UCX cannot tell).
+   */
+  async unmap(): Promise<void> {
+    if (this.#released) return;
+    this.inFlight.assertIdle("cannot unmap the memory");
+    this.#released = true;
+    await this.owner.unmap(this);
+  }
+}
+
+/** A peer's registered memory, reachable through one endpoint. */
+export class RemoteKey {
+  /** @internal */
+  readonly inFlight = new InFlight();
+  #released = false;
+
+  /** @internal Made by `Endpoint.unpackRkey`. */
+  constructor(
+    private readonly owner: { destroyRkey(k: RemoteKey): Promise<void> },
+    /** @internal */ readonly id: number,
+    /** The endpoint the key was unpacked for: it works on that endpoint only. */
+    readonly endpointId: number,
+    /** Start of the remote memory in the peer's address space. */
+    readonly address: number,
+    /** Its size in bytes. */
+    readonly length: number,
+  ) {}
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** @internal Refuse a use that falls outside the remote memory or follows `destroy()`. */
+  check(remoteAddress: number, length: number, operation: string): void {
+    if (this.#released) throw new UcxError("UCX_TS_CLOSED", `${operation}: the remote key was destroyed`);
+    if (!Number.isSafeInteger(remoteAddress) || !Number.isSafeInteger(length) || length < 0) {
+      throw invalidArgument(`${operation}: remote address and length must be integers`);
+    }
+    if (remoteAddress < this.address || remoteAddress + length > this.address + this.length) {
+      throw new UcxError(
+        "UCS_ERR_OUT_OF_RANGE",
+        `${operation}: [${remoteAddress}, ${remoteAddress + length}) is outside the remote memory [${this.address}, ${this.address + this.length})`,
+        { status: -19 },
+      );
+    }
+  }
+
+  /** Release the key. Refused (UCS_ERR_BUSY) while operations using it are in flight. */
+  async destroy(): Promise<void> {
+    if (this.#released) return;
+    this.inFlight.assertIdle("cannot destroy the remote key");
+    this.#released = true;
+    await this.owner.destroyRkey(this);
+  }
+}
