@@ -16,6 +16,7 @@ export {
   type RecvOptions,
   type MultiLimits,
   type MultiRecvOptions,
+  type AmHandler,
 } from "./core/worker.ts";
 export {
   FRAMES_PER_HEADER,
@@ -27,8 +28,10 @@ export {
   type FrameDescription,
   type DecodedHeader,
 } from "./core/multi/header.ts";
-export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions } from "./core/endpoint.ts";
+export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions, type AmSendOptions } from "./core/endpoint.ts";
 export { MemoryHandle, RemoteKey } from "./core/memory.ts";
+export { encodeAmHeader, decodeAmHeader, AmHeaderError, RESERVED_OWNER, type AmHeader, type AmCallbackAddress } from "./core/am/header.ts";
+export { DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./core/am/inbox.ts";
 export { Listener, type ListenOptions } from "./core/listener.ts";
 export { FULL_MASK, type Tag } from "./core/tag.ts";
 export type { BufferLike } from "./core/buffers.ts";

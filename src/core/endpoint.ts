@@ -10,8 +10,25 @@ import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
 import { invalidArgument, statusName, UcxError } from "./errors.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import { parsePackedKey, RemoteKey } from "./memory.ts";
+import { encodeAmHeader, RESERVED_OWNER } from "./am/header.ts";
+import type { AmMessage } from "./am/inbox.ts";
 
 export type AtomicOp = "add" | "swap" | "cswap" | "and" | "or" | "xor";
+
+export interface AmSendOptions {
+  /** The user header (UCXX's userHeader), delivered with the message. */
+  readonly header?: BufferLike;
+  /** Address a UCXX receiver callback on the peer (`onAmCallback(owner, id)`). */
+  readonly callback?: { readonly owner: string; readonly id: number | bigint };
+  /**
+   * Send as a plain UCX active message with this id, `header` as UCX's header, instead of
+   * UCXX's format. 0 is UCXX's id: a raw message there is what UCX's own examples send.
+   */
+  readonly amId?: number;
+}
+
+/** UCP_AM_SEND_FLAG_REPLY: UCXX's receiver routes a message by its reply endpoint. */
+const AM_SEND_FLAG_REPLY = 1;
 
 export interface AtomicOptions {
   /** Width of the remote word: 64 (default) or 32. */
@@ -137,6 +154,71 @@ export class Endpoint {
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
     this.assertUsable();
     return this.track(this.worker.tagRecvMulti(tag, options));
+  }
+
+  // --- active messages -----------------------------------------------------------------------
+
+  /**
+   * Send an active message (UCXX's `am_send`): `data` with UCXX's AM header on AM id 0 and
+   * UCP_AM_SEND_FLAG_REPLY, so UCXX peers and ucx-ts peers receive it with `amRecv()`.
+   * `header` is the user header; `callback` addresses a receiver callback (`onAmCallback`).
+   * With `amId` it is a plain UCX active message instead: `header` goes as UCX's header, without
+   * UCXX's wrapping, to the peer's `onAm(amId)` handler (or, for 0, to its UCXX decoding).
+   */
+  amSend(data: BufferLike, options: AmSendOptions = {}): Promise<void> {
+    this.assertUsable();
+    const bytes = asBytes(data);
+    const user = options.header === undefined ? new Uint8Array(0) : asBytes(options.header, "header");
+    let header: Uint8Array;
+    let amId = 0;
+    if (options.amId !== undefined) {
+      if (!Number.isInteger(options.amId) || options.amId < 0 || options.amId > 0xffff) {
+        throw invalidArgument(`amId must be an integer from 0 to 65535, got ${options.amId}`);
+      }
+      if (options.callback) throw invalidArgument("amSend: a receiver callback goes with UCXX's AM id 0, not with amId");
+      amId = options.amId;
+      header = user;
+    } else {
+      const cb = options.callback;
+      if (cb && cb.owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
+      try {
+        header = encodeAmHeader({
+          memoryType: 0,
+          callback: cb ? { owner: cb.owner, id: BigInt.asUintN(64, BigInt(cb.id)) } : undefined,
+          memoryTypePolicy: 0,
+          userHeader: user,
+        });
+      } catch (e) {
+        throw invalidArgument(`amSend: ${(e as Error).message}`);
+      }
+    }
+    return this.track(
+      this.worker.request(
+        submission({
+          op: Op.AmSend,
+          target: this.id,
+          address: this.worker.addressOf(bytes),
+          length: bytes.length,
+          handle: this.worker.addressOf(header),
+          flags: header.length,
+          tagLo: amId,
+          tagHi: AM_SEND_FLAG_REPLY,
+        }),
+        [bytes, header],
+        "ucp_am_send_nbx",
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * The next active message this peer sent (UCXX's `am_recv`): the library allocated its memory.
+   * Messages that arrived before anyone asked wait, in order, within the worker's `am` bounds.
+   */
+  amRecv(options: RecvOptions = {}): Promise<AmMessage> {
+    this.assertUsable();
+    const p = this.worker.amTake(this.id, options.signal);
+    return p;
   }
 
   // --- remote memory access ------------------------------------------------------------------
@@ -333,6 +415,7 @@ export class Endpoint {
         })
         .finally(() => {
           this.#closed = true;
+          this.worker.amInbox(this.id).close(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
           this.worker.forgetEndpoint(this.id);
         });
     }
@@ -351,6 +434,7 @@ export class Endpoint {
       this.worker.cancel(id); // a receive is worker-wide: UCX will not end it for us
       this.worker.settleEarly(id, status);
     }
+    this.worker.amInbox(this.id).close(this.#error);
     this.onError?.(this.#error);
   }
 

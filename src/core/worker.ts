@@ -10,7 +10,7 @@ import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Engine, EngineOptions, ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { InlineEngine } from "./engine/inline-engine.ts";
-import type { MultiPayload } from "./engine/multi-transfer.ts";
+import type { Payload } from "./engine/payload.ts";
 import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
 import type { Ring } from "./engine/ring.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
@@ -19,6 +19,8 @@ import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
 import { MemoryHandle, packKey } from "./memory.ts";
+import { AmHeaderError, decodeAmHeader, ownerBytes, RESERVED_OWNER } from "./am/header.ts";
+import { AmInbox, DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
 import { Requests } from "./requests.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
@@ -54,7 +56,12 @@ export interface WorkerOptions {
   readonly delayedSubmission?: boolean;
   /** Default limits of this worker's multi-buffer receives (`recvMulti`). */
   readonly multi?: MultiLimits;
+  /** Bounds of each endpoint's queue of unread active messages. */
+  readonly am?: AmQueueLimits;
 }
+
+/** A handler for active messages: runs on the application thread. */
+export type AmHandler = (message: AmMessage, endpoint: Endpoint | undefined) => void;
 
 export interface RecvResult {
   /** The sender's tag (a Number when it fits in 53 bits, else a BigInt). */
@@ -129,6 +136,11 @@ export class Worker {
     const w = new Worker(options);
     w.multiLimits = checkLimits(options.multi ?? {}, DEFAULT_MULTI_LIMITS);
     w.features = options.features ?? DEFAULT_FEATURES;
+    const am = { ...DEFAULT_AM_LIMITS, ...options.am };
+    if (!(Number.isInteger(am.maxQueuedMessages) && am.maxQueuedMessages >= 0 && Number.isSafeInteger(am.maxQueuedBytes) && am.maxQueuedBytes >= 0)) {
+      throw invalidArgument("am.maxQueuedMessages and am.maxQueuedBytes must be non-negative integers");
+    }
+    w.amLimits = am;
     const spins = defaultSpins();
     const engineOptions: EngineOptions = {
       features: options.features ?? DEFAULT_FEATURES,
@@ -214,7 +226,7 @@ export class Worker {
   }
 
   private updateActive(): void {
-    this.engine.setActive(this.requests.size > 0 || this.listeners.size > 0);
+    this.engine.setActive(this.requests.size > 0 || this.listeners.size > 0 || this.amWaiting > 0 || this.amHandlers.size > 0);
   }
 
   private onCompletion(ring: Ring, w: number): void {
@@ -228,6 +240,151 @@ export class Worker {
     if (kind === CompletionKind.Request) this.requests.complete(id, status, value, tagLo, tagHi);
     else if (kind === CompletionKind.ConnectionRequest) this.listeners.get(id)?.onConnectionRequest(value, tagLo, tagHi);
     else if (kind === CompletionKind.EndpointError) this.endpoints.get(id)?.fail(status);
+    else if (kind === CompletionKind.AmMessage) this.onActiveMessage(id, status, value, tagLo);
+  }
+
+  // --- active messages -----------------------------------------------------------------------
+
+  private amLimits: Required<AmQueueLimits> = DEFAULT_AM_LIMITS;
+  /** Unread active messages by endpoint id (0: a sender with no endpoint here). */
+  private readonly amInboxes = new Map<number, AmInbox>();
+  /** Handlers by raw UCX AM id, and by UCXX receiver callback ("owner\0id"). */
+  private readonly amHandlers = new Map<string, AmHandler>();
+  private amWaiting = 0;
+
+  /** @internal The inbox of endpoint `id` (0: messages from senders without an endpoint here). */
+  amInbox(id: number): AmInbox {
+    let inbox = this.amInboxes.get(id);
+    if (!inbox) this.amInboxes.set(id, (inbox = new AmInbox(this.amLimits)));
+    return inbox;
+  }
+
+  /** @internal Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
+  amTake(id: number, signal?: AbortSignal): Promise<AmMessage> {
+    const p = id >= 0 ? this.amInbox(id).take(signal) : this.amTakeAny(signal);
+    this.amWaiting++;
+    this.updateActive();
+    const done = () => {
+      this.amWaiting--;
+      this.updateActive();
+    };
+    p.then(done, done);
+    return this.settled(p);
+  }
+
+  /**
+   * Receive the next active message from any sender, in arrival order: the oldest unread one of
+   * any endpoint's queue, or the next to arrive that no `ep.amRecv()` is waiting for.
+   */
+  amRecv(options: RecvOptions = {}): Promise<AmMessage> {
+    this.assertOpen();
+    return this.amTake(-1, options.signal);
+  }
+
+  /** Receives from any endpoint waiting for a message (`worker.amRecv()`). */
+  private readonly anyAmInbox = new AmInbox({ maxQueuedMessages: 0, maxQueuedBytes: 0 });
+  private amArrivals = 0;
+
+  private amTakeAny(signal?: AbortSignal): Promise<AmMessage> {
+    let oldest: AmInbox | undefined;
+    for (const inbox of this.amInboxes.values()) {
+      const seq = inbox.oldest;
+      if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
+    }
+    return oldest ? oldest.take() : this.anyAmInbox.take(signal);
+  }
+
+  /** Where an arriving message goes: its endpoint's waiter, else a waiter for any, else the queue. */
+  private amDestination(inbox: AmInbox): AmInbox {
+    return inbox.waiting === 0 && this.anyAmInbox.waiting > 0 ? this.anyAmInbox : inbox;
+  }
+
+  /**
+   * Receive the messages peers address to UCXX receiver callback (owner, id) with
+   * `amSend(data, { callback: { owner, id } })`. Returns a function that removes the handler.
+   * "ucxx" is UCXX's own owner name and is refused.
+   */
+  onAmCallback(owner: string, id: number | bigint, handler: AmHandler): () => void {
+    if (owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
+    try {
+      ownerBytes(owner);
+    } catch (e) {
+      throw invalidArgument((e as Error).message);
+    }
+    return this.addAmHandler(`${owner}\0${BigInt.asUintN(64, BigInt(id))}`, handler);
+  }
+
+  /**
+   * Receive UCX active messages with a raw AM id (1 and above; 0 carries UCXX's messages):
+   * UCX's plain AM model, the header as the sender gave it. Resolves once UCX has the handler;
+   * the returned function removes it here (UCX keeps delivering; messages are then dropped).
+   */
+  async onAm(amId: number, handler: AmHandler): Promise<() => void> {
+    if (!Number.isInteger(amId) || amId < 1 || amId > 0xffff) throw invalidArgument(`AM id must be an integer from 1 to 65535, got ${amId}`);
+    if (!this.features.includes("am")) throw invalidArgument("active messages need the 'am' feature");
+    const off = this.addAmHandler(`#${amId}`, handler);
+    try {
+      await this.settled(this.request(submission({ op: Op.AmRegister, target: amId }), null, "ucp_worker_set_am_recv_handler", () => undefined).promise);
+    } catch (e) {
+      off();
+      throw e;
+    }
+    return off;
+  }
+
+  private addAmHandler(key: string, handler: AmHandler): () => void {
+    if (typeof handler !== "function") throw invalidArgument("the handler must be a function");
+    if (this.amHandlers.has(key)) throw invalidArgument("a handler is already registered for that id");
+    this.amHandlers.set(key, handler);
+    this.updateActive();
+    return () => {
+      if (this.amHandlers.get(key) === handler) this.amHandlers.delete(key);
+      this.updateActive();
+    };
+  }
+
+  private onActiveMessage(endpointId: number, status: number, eventId: number, amId: number): void {
+    const payload = this.engine.takePayload(eventId);
+    const endpoint = this.endpoints.get(endpointId);
+    const inbox = this.amDestination(this.amInbox(endpoint ? endpointId : 0));
+    const seq = this.amArrivals++;
+    const data = new Uint8Array(payload?.buffers?.[0] ?? new ArrayBuffer(0));
+    const raw = payload?.header ?? new Uint8Array(0);
+    if (status !== UCS_OK) return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), seq);
+    if (amId !== 0) {
+      const handler = this.amHandlers.get(`#${amId}`);
+      if (handler) this.runAmHandler(handler, { data, header: raw, memoryType: 0 }, endpoint);
+      return; // no handler any more: dropped, as UCX itself does for an id nobody handles
+    }
+    let header;
+    try {
+      header = decodeAmHeader(raw);
+    } catch (e) {
+      if (!(e instanceof AmHeaderError)) throw e;
+      return inbox.putError(new UcxError("UCX_TS_PROTOCOL_ERROR", `amRecv: a message was refused: ${e.message}`), seq);
+    }
+    if (header.memoryType !== 0 && header.memoryTypePolicy === 1) {
+      // Received into host memory already (no device allocator yet); the sender asked for an error.
+      return inbox.putError(new UcxError("UCX_TS_UNSUPPORTED", `amRecv: a message for memory type ${header.memoryType} was refused: no allocator for it here`), seq);
+    }
+    const message: AmMessage = { data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
+    if (header.callback) {
+      const handler = this.amHandlers.get(`${header.callback.owner}\0${header.callback.id}`);
+      if (handler) return this.runAmHandler(handler, message, endpoint);
+    }
+    inbox.put(message, seq);
+  }
+
+  private runAmHandler(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
+    try {
+      handler(message, endpoint);
+    } catch (e) {
+      // A throwing handler must not break the delivery of other completions: report it as any
+      // uncaught error would be.
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
   }
 
   private assertOpen(): void {
@@ -482,7 +639,7 @@ export class Worker {
     const [maskLo, maskHi] = tagWords(options.mask ?? FULL_MASK, "tag mask");
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
     if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
-    let payload: MultiPayload | undefined;
+    let payload: Payload | undefined;
     const r = this.request(
       submission({ op: Op.MultiRecv, tagLo, tagHi, maskLo, maskHi, length: maxBytes, handle: maxHeaders }),
       null,
@@ -608,6 +765,8 @@ export class Worker {
         for (const ep of this.endpoints.values()) ep.markClosed();
         await this.engine.stop();
         this.#closed = true;
+        for (const inbox of [...this.amInboxes.values(), this.anyAmInbox]) inbox.close(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
+        this.amHandlers.clear();
         this.requests.abandonAll(UCS_ERR_CANCELED);
         this.listeners.clear();
         this.endpoints.clear();

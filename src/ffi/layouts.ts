@@ -168,6 +168,23 @@ export const layouts = {
       memory_type: { offset: 32, type: "i32" },
     },
   },
+  ucp_am_handler_param_t: {
+    size: 32,
+    fields: {
+      field_mask: { offset: 0, type: "u64" },
+      id: { offset: 8, type: "u32" },
+      flags: { offset: 12, type: "u32" },
+      cb: { offset: 16, type: "ptr" },
+      arg: { offset: 24, type: "ptr" },
+    },
+  },
+  ucp_am_recv_param_t: {
+    size: 16,
+    fields: {
+      recv_attr: { offset: 0, type: "u64" },
+      reply_ep: { offset: 8, type: "ptr" },
+    },
+  },
   uct_component_attr_t: {
     size: 48,
     fields: {

@@ -91,6 +91,12 @@ export const symbols = {
   ucp_atomic_op_nbx: { lib: "ucp", args: ["ptr", "i32", "ptr", "usize", "u64", "ptr", "ptr"], result: "ptr" },
   ucp_worker_fence: { lib: "ucp", args: ["ptr"], result: "status" },
 
+  // --- libucp: active messages -----------------------------------------------------------
+  ucp_worker_set_am_recv_handler: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_am_send_nbx: { lib: "ucp", args: ["ptr", "u32", "ptr", "usize", "ptr", "usize", "ptr"], result: "ptr" },
+  ucp_am_recv_data_nbx: { lib: "ucp", args: ["ptr", "ptr", "ptr", "usize", "ptr"], result: "ptr" },
+  ucp_am_data_release: { lib: "ucp", args: ["ptr", "ptr"], result: "void" },
+
   // --- libuct: resource discovery (what `ucx_info -d` lists) ----------------------------
   uct_query_components: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
   uct_release_component_list: { lib: "uct", args: ["ptr"], result: "void" },
@@ -138,4 +144,6 @@ export const callbackTypes = {
   ucp_listener_conn_callback_t: { args: ["ptr", "ptr"], result: "void" },
   /** `void (*)(void *arg, ucp_ep_h ep, ucs_status_t status)` */
   ucp_err_handler_cb_t: { args: ["ptr", "ptr", "status"], result: "void" },
+  /** `ucs_status_t (*)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param)` */
+  ucp_am_recv_callback_t: { args: ["ptr", "ptr", "usize", "ptr", "usize", "ptr"], result: "status" },
 } as const;

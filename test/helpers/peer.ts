@@ -6,7 +6,8 @@
  * a message with tag 0 ends it. It stays put (never exits by itself) when told "hang" as third
  * argument: it accepts, then only receives, so the test can kill it mid-transfer. Told "multi",
  * it echoes multi-buffer batches instead: each batch received with tag 1 goes back with tag 2,
- * and a batch of zero frames (echoed too) ends it. Told "rma", it serves remote memory (below).
+ * and a batch of zero frames (echoed too) ends it. Told "rma", it serves remote memory
+ * (below); told "am", it echoes active messages.
  * A watchdog ends it after 120 s whatever happens.
  */
 import process from "node:process";
@@ -26,6 +27,19 @@ if (behaviour === "multi") {
     const frames = await worker.settled(ep.recvMulti(1));
     await worker.settled(ep.sendMulti(frames, 2));
     if (frames.length === 0) break;
+  }
+  await worker.settled(ep.close());
+  await worker.close();
+  process.exit(0);
+}
+
+if (behaviour === "am") {
+  // Echo active messages: each one goes back with the same data and user header; an empty
+  // message with user header "end" is echoed and ends it.
+  for (;;) {
+    const m = await worker.settled(ep.amRecv());
+    await worker.settled(ep.amSend(m.data, { header: m.header }));
+    if (m.data.length === 0 && new TextDecoder().decode(m.header) === "end") break;
   }
   await worker.settled(ep.close());
   await worker.close();

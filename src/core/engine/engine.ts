@@ -9,7 +9,7 @@
  * - `blocking`: as polling, plus `wait()`, which sleeps in `ucp_worker_wait` until UCX has
  *   an event.
  */
-import type { MultiPayload } from "./multi-transfer.ts";
+import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
 export type ProgressMode = "thread" | "polling" | "blocking";
@@ -54,7 +54,7 @@ export interface Engine {
    * The payload of multi-receive `id` (its buffers, or its error), delivered before its
    * completion record; undefined if there is none. Each payload is taken once.
    */
-  takePayload(id: number): MultiPayload | undefined;
+  takePayload(id: number): Payload | undefined;
 }
 
 export interface EngineOptions {

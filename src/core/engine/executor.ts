@@ -25,7 +25,8 @@ import {
   splitTag,
 } from "./records.ts";
 import type { Ring } from "./ring.ts";
-import { MultiReceive, MultiReceiveQueues, MultiSend, type MultiPayload, type PartDone, type PartPoster } from "./multi-transfer.ts";
+import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
+import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -35,6 +36,7 @@ const UCS_ERR_BUFFER_TOO_SMALL = -11;
 const UCS_ERR_NO_ELEM = -12;
 const UCS_ERR_CANCELED = -16;
 const UCS_ERR_NOT_CONNECTED = -24;
+const UCS_ERR_NO_MEMORY = -4;
 
 export interface ExecutorOptions {
   readonly features: readonly Feature[];
@@ -62,6 +64,19 @@ interface Inflight {
   /** For closes: the endpoint id to forget once the close completes. */
   readonly closes?: number;
 }
+
+/** One active message on its way to the application, in its (endpoint, AM id) order. */
+interface AmSlot {
+  readonly amId: number;
+  readonly endpoint: number;
+  readonly header: Uint8Array;
+  buffer: ArrayBuffer | undefined;
+  status: number;
+  ready: boolean;
+}
+
+/** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
+const EVENT_ID_FIRST = 0x80000000;
 
 /** One message of a multi-buffer batch in flight; its batch is told, not the application. */
 interface Part {
@@ -109,6 +124,19 @@ export class Executor {
   private readonly failedEndpoints: number[] = [];
   private readonly connCallback: NativeCallback;
   private readonly errorCallback: NativeCallback;
+  /** UCX's AM handler (set up when the context has the "am" feature). */
+  private readonly amCallback: NativeCallback | undefined;
+  /** Our endpoint id by UCX handle: an active message names its sender by the reply endpoint. */
+  private readonly endpointByHandle = new Map<Pointer, number>();
+  /** Rendezvous active messages announced inside the callback, fetched right after progress. */
+  private readonly pendingAm: { desc: Pointer; length: number; slot: AmSlot }[] = [];
+  /**
+   * Active messages per (endpoint, AM id) in arrival order: a rendezvous message is ready only
+   * when its data is fetched, and the eager ones behind it wait for it, so delivery keeps the
+   * order UCX received them in.
+   */
+  private readonly amOrder = new Map<string, AmSlot[]>();
+  private nextEventId = EVENT_ID_FIRST;
 
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
@@ -126,7 +154,7 @@ export class Executor {
     options: ExecutorOptions,
     private readonly emit: (c: Completion) => void,
     /** Hands a multi-receive's buffers (or its error) to the application thread, before its completion. */
-    private readonly deliver: (payload: MultiPayload) => void,
+    private readonly deliver: (payload: Payload) => void,
   ) {
     const u = (this.u = ucx());
     this.param = u.struct("ucp_request_param_t");
@@ -155,6 +183,12 @@ export class Executor {
     this.errorCallback = u.callback(callbackTypes.ucp_err_handler_cb_t, (arg: number, _ep: number, status: number) =>
       this.onEndpointError(arg, status),
     );
+    if (options.features.includes("am")) {
+      this.amCallback = u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
+        this.onActiveMessage(arg, header, headerLength, data, length, param),
+      );
+      this.setAmHandler(0); // UCXX's AM id
+    }
     this.parts = {
       sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
       recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone) =>
@@ -241,6 +275,10 @@ export class Executor {
         return this.atomic(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]! !== 0);
       case Op.WorkerFence:
         return this.done(id, this.u.ucp_worker_fence(this.worker));
+      case Op.AmSend:
+        return this.amSend(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
+      case Op.AmRegister:
+        return this.done(id, this.amCallback ? this.setAmHandler(target) : UCS_ERR_INVALID_PARAM);
       case Op.Stop:
         return; // handled by the mode, which calls destroy()
       default:
@@ -256,6 +294,7 @@ export class Executor {
     const u = this.u;
     let events = u.ucp_worker_progress(this.worker);
     while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
+    while (this.pendingAm.length > 0) this.fetchActiveMessage(this.pendingAm.shift()!);
     if (this.partQueues.size > 0) events += this.progressParts();
     if (this.inflight.size === 0) return events;
     for (const [id, r] of this.inflight) {
@@ -504,6 +543,85 @@ export class Executor {
     if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK);
   }
 
+  // --- active messages -----------------------------------------------------------------------
+
+  private setAmHandler(amId: number): number {
+    const u = this.u;
+    const p = u.struct("ucp_am_handler_param_t");
+    p.set("field_mask", C.UCP_AM_HANDLER_PARAM_FIELD_ID | C.UCP_AM_HANDLER_PARAM_FIELD_CB | C.UCP_AM_HANDLER_PARAM_FIELD_ARG);
+    p.set("id", amId);
+    p.set("cb", this.amCallback!.address);
+    p.set("arg", amId);
+    return u.ucp_worker_set_am_recv_handler(this.worker, u.addressOf(p.bytes));
+  }
+
+  private amSend(id: number, ep: number, address: number, length: number, header: number, headerLength: number, amId: number, flags: number): void {
+    const e = this.endpoint(ep);
+    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.done(id, e.failed);
+    const r = this.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
+    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+  }
+
+  /**
+   * UCX's AM callback, inside ucp_worker_progress. Eager data is valid only during the call:
+   * copy it. Rendezvous data is fetched after progress (returning UCS_INPROGRESS keeps UCX's
+   * descriptor), into memory allocated here; both reach the application as a payload.
+   */
+  private onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
+    const u = this.u;
+    const p = u.structAt("ucp_am_recv_param_t", param);
+    const attr = p.getNumber("recv_attr");
+    const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? p.getNumber("reply_ep") : 0;
+    const endpoint = this.endpointByHandle.get(reply) ?? 0;
+    const headerBytes = headerLength > 0 ? new Uint8Array(u.view(header, headerLength)).slice() : new Uint8Array(0);
+    const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, status: UCS_OK, ready: false };
+    const key = `${endpoint}:${amId}`;
+    const order = this.amOrder.get(key);
+    if (order) order.push(slot);
+    else this.amOrder.set(key, [slot]);
+    if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
+      this.pendingAm.push({ desc: data, length, slot });
+      return UCS_INPROGRESS;
+    }
+    const buffer = new ArrayBuffer(length);
+    if (length > 0) new Uint8Array(buffer).set(new Uint8Array(u.view(data, length)));
+    this.amReady(slot, buffer, UCS_OK);
+    return UCS_OK;
+  }
+
+  private fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
+    let buffer: ArrayBuffer;
+    try {
+      buffer = new ArrayBuffer(m.length);
+    } catch {
+      this.u.ucp_am_data_release(this.worker, m.desc);
+      return this.amReady(m.slot, new ArrayBuffer(0), UCS_ERR_NO_MEMORY);
+    }
+    const r = this.u.ucp_am_recv_data_nbx(this.worker, m.desc, this.u.addressOf(new Uint8Array(buffer)), m.length, this.params(0));
+    const finish = (status: number) => this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
+    if (r === 0) return finish(UCS_OK);
+    if (ptrIsError(r)) return finish(r);
+    this.queuePart(m, { request: r, kind: "send", onDone: finish });
+  }
+
+  /** `slot`'s data is in: deliver it and every ready message behind it, in order. */
+  private amReady(slot: AmSlot, buffer: ArrayBuffer, status: number): void {
+    slot.buffer = buffer;
+    slot.status = status;
+    slot.ready = true;
+    const key = `${slot.endpoint}:${slot.amId}`;
+    const order = this.amOrder.get(key)!;
+    while (order.length > 0 && order[0]!.ready) {
+      const s = order.shift()!;
+      const id = this.nextEventId;
+      this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
+      this.deliver({ id, buffers: [s.buffer!], header: s.header, amId: s.amId });
+      this.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
+    }
+    if (order.length === 0) this.amOrder.delete(key);
+  }
+
   // --- multi-buffer batches (multi-transfer.ts) ---------------------------------------------
 
   private multiSend(id: number, ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
@@ -528,7 +646,7 @@ export class Executor {
     this.multiQueues.add(batch, tag);
   }
 
-  private batchDone(id: number, status: number, value: number, payload?: MultiPayload): void {
+  private batchDone(id: number, status: number, value: number, payload?: Payload): void {
     this.batches.delete(id);
     if (payload) this.deliver(payload); // first: the application takes it when the completion arrives
     this.done(id, status, value);
@@ -593,7 +711,10 @@ export class Executor {
     p.set("err_handler.cb", this.errorCallback.address);
     p.set("err_handler.arg", ep);
     const status = u.ucp_ep_create(this.worker, u.addressOf(p.bytes), this.out.address());
-    if (status === UCS_OK) this.endpoints.set(ep, { handle: this.out.pointer(), peer: (flags & EP_FLAG_ERR_PEER) !== 0, failed: 0 });
+    if (status === UCS_OK) {
+      this.endpoints.set(ep, { handle: this.out.pointer(), peer: (flags & EP_FLAG_ERR_PEER) !== 0, failed: 0 });
+      this.endpointByHandle.set(this.out.pointer(), ep);
+    }
     this.done(id, status);
   }
 
@@ -610,6 +731,7 @@ export class Executor {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
     this.destroyRkeysOf(ep);
+    this.endpointByHandle.delete(e.handle);
     // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
     // UCX answers UCS_ERR_INVALID_PARAM otherwise): a "none" endpoint always flushes and closes.
     const flags = (force || e.failed) && e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0;
@@ -724,6 +846,7 @@ export class Executor {
     const e = this.endpoints.get(ep);
     if (!e) return;
     this.destroyRkeysOf(ep);
+    this.endpointByHandle.delete(e.handle);
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);
     // Nobody awaits this close: free its request when it is done, without a completion.
@@ -786,6 +909,7 @@ export class Executor {
     const u = this.u;
     for (const r of this.inflight.values()) u.ucp_request_cancel(this.worker, r.request);
     for (const owner of [...this.partQueues.keys()]) this.parts.cancelParts(owner);
+    for (const m of this.pendingAm.splice(0)) u.ucp_am_data_release(this.worker, m.desc);
     for (let i = 0; i < 1000 && (this.inflight.size > 0 || this.partQueues.size > 0); i++) {
       this.progress();
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
@@ -817,5 +941,6 @@ export class Executor {
     this.context.close();
     this.connCallback.close();
     this.errorCallback.close();
+    this.amCallback?.close();
   }
 }

@@ -6,7 +6,7 @@
 import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
 import { CompletionWriter } from "./completion-writer.ts";
 import { Executor } from "./executor.ts";
-import type { MultiPayload } from "./multi-transfer.ts";
+import type { Payload } from "./payload.ts";
 import { COMPLETION_BYTES, SUBMISSION_BYTES } from "./records.ts";
 import { Ring } from "./ring.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
@@ -20,7 +20,7 @@ export class InlineEngine implements Engine {
   private readonly completionWriter: CompletionWriter;
   private readonly executor: Executor;
   private stopped = false;
-  private readonly payloads = new Map<number, MultiPayload>();
+  private readonly payloads = new Map<number, Payload>();
 
   constructor(
     readonly mode: Exclude<ProgressMode, "thread">,
@@ -38,7 +38,7 @@ export class InlineEngine implements Engine {
     );
   }
 
-  takePayload(id: number): MultiPayload | undefined {
+  takePayload(id: number): Payload | undefined {
     const p = this.payloads.get(id);
     this.payloads.delete(id);
     return p;

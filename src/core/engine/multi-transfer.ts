@@ -19,6 +19,7 @@
  * phase; once its frame receives are posted (UCX matches in posting order) the next one starts.
  */
 import { decodeHeader, HEADER_BYTES, HeaderFormatError, type FrameDescription } from "../multi/header.ts";
+import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
@@ -41,18 +42,8 @@ export interface PartPoster {
   view(address: number, length: number): ArrayBuffer;
 }
 
-/** A multi-receive's outcome as it travels back to the application thread. */
-export interface MultiPayload {
-  readonly id: number;
-  /** The frames, in order (success). */
-  readonly buffers?: ArrayBuffer[];
-  /** A ucx-ts error code (`UCX_TS_*`) and message, when the batch failed for a reason of ours. */
-  readonly code?: string;
-  readonly message?: string;
-}
-
 /** Reports a batch's one completion: status, value (frames or bytes), and for receives the payload. */
-export type BatchDone = (id: number, status: number, value: number, payload?: MultiPayload) => void;
+export type BatchDone = (id: number, status: number, value: number, payload?: Payload) => void;
 
 /** Limits a receiver applies to what a header may ask it to allocate. */
 export interface MultiLimits {

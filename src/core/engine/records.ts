@@ -71,6 +71,13 @@ export const Op = {
   Atomic: 28,
   /** ucp_worker_fence. */
   WorkerFence: 29,
+  /**
+   * Active message on endpoint `target`: data (address, length), header at `handle` of `flags`
+   * bytes, AM id in tagLo, ucp_am_send flags in tagHi.
+   */
+  AmSend: 30,
+  /** Receive UCX active messages with id `target` (id 0, UCXX's, is set up with the worker). */
+  AmRegister: 31,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 
@@ -83,6 +90,11 @@ export const CompletionKind = {
   EndpointError: 3,
   /** The engine stopped and freed everything (answer to Op.Stop). */
   Stopped: 4,
+  /**
+   * An active message arrived: `id` the endpoint it came on (0: unknown), `value` its payload's
+   * event id, tagLo the AM id; its data and header are in the payload.
+   */
+  AmMessage: 5,
 } as const;
 export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind];
 

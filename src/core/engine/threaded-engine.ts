@@ -5,7 +5,7 @@
  * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
  */
 import { MessageChannel, receiveMessageOnPort, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
-import type { MultiPayload } from "./multi-transfer.ts";
+import type { Payload } from "./payload.ts";
 import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
@@ -44,7 +44,7 @@ export class ThreadedEngine implements Engine {
   private stopped = false;
   private stopWaiter: (() => void) | undefined;
   private readonly signal: () => void;
-  private readonly payloads = new Map<number, MultiPayload>();
+  private readonly payloads = new Map<number, Payload>();
 
   private constructor(
     private readonly thread: Thread,
@@ -123,7 +123,7 @@ export class ThreadedEngine implements Engine {
     this.onCompletion(this.completions, w);
   }
 
-  takePayload(id: number): MultiPayload | undefined {
+  takePayload(id: number): Payload | undefined {
     const early = this.payloads.get(id);
     if (early) {
       this.payloads.delete(id);
@@ -133,7 +133,7 @@ export class ThreadedEngine implements Engine {
     // Payloads arrive in the order of their completions; one taken out of turn (its request was
     // settled early) is kept until asked for, or dropped with the engine.
     for (let m = receiveMessageOnPort(this.payloadPort); m; m = receiveMessageOnPort(this.payloadPort)) {
-      const p = m.message as MultiPayload;
+      const p = m.message as Payload;
       if (p.id === id) return p;
       this.payloads.set(p.id, p);
     }

@@ -1,0 +1,125 @@
+/**
+ * Active messages waiting for `amRecv()`, per endpoint, in arrival order, within a bound.
+ *
+ * The receiver of an active message posts no buffer: messages arrive whether anyone awaits them
+ * or not, so unread ones queue here. The queue is bounded in messages and bytes; a message that
+ * does not fit is refused (its memory is let go), and the reader learns it at that point of the
+ * order: the `amRecv()` that reaches it rejects with UCX_TS_LIMIT_EXCEEDED, saying how many were
+ * refused. A message whose header did not parse waits in line as an error the same way, so one
+ * bad message fails one `amRecv()` and the endpoint goes on.
+ */
+import { UcxError } from "../errors.ts";
+import type { AmCallbackAddress } from "./header.ts";
+
+/** One active message as the application receives it. */
+export interface AmMessage {
+  /** The data (host memory), in an ArrayBuffer of its own. */
+  readonly data: Uint8Array;
+  /** The sender's user header (UCXX's userHeader; for raw AM ids, UCX's header as sent). */
+  readonly header: Uint8Array;
+  /** UCS memory type the sender declared (0 host). */
+  readonly memoryType: number;
+  /** The receiver callback the sender addressed, when no handler was registered for it here. */
+  readonly callback?: AmCallbackAddress;
+}
+
+export interface AmQueueLimits {
+  /** Unread messages an endpoint may hold (default 10,000). */
+  readonly maxQueuedMessages?: number;
+  /** Unread bytes an endpoint may hold (default 1 GiB). */
+  readonly maxQueuedBytes?: number;
+}
+
+export const DEFAULT_AM_LIMITS: Required<AmQueueLimits> = { maxQueuedMessages: 10_000, maxQueuedBytes: 2 ** 30 };
+
+type Entry = ({ message: AmMessage } | { error: UcxError } | { refused: number }) & { seq: number };
+
+interface Waiter {
+  resolve(m: AmMessage): void;
+  reject(e: unknown): void;
+}
+
+export class AmInbox {
+  private readonly entries: Entry[] = [];
+  private readonly waiters: Waiter[] = [];
+  private messages = 0;
+  private bytes = 0;
+
+  constructor(private readonly limits: Required<AmQueueLimits>) {}
+
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** Arrival number of the oldest entry (for receives from any endpoint), if any. */
+  get oldest(): number | undefined {
+    return this.entries[0]?.seq;
+  }
+
+  /** A message arrived: hand it to the oldest waiter, or queue it if it fits, or refuse it. */
+  put(message: AmMessage, seq: number): void {
+    const w = this.waiters.shift();
+    if (w) return w.resolve(message);
+    const size = message.data.length + message.header.length;
+    if (this.messages >= this.limits.maxQueuedMessages || this.bytes + size > this.limits.maxQueuedBytes) {
+      const last = this.entries[this.entries.length - 1];
+      if (last && "refused" in last) last.refused++;
+      else this.entries.push({ refused: 1, seq });
+      return;
+    }
+    this.messages++;
+    this.bytes += size;
+    this.entries.push({ message, seq });
+  }
+
+  /** A message that cannot be delivered (bad header): the `amRecv()` that reaches it rejects. */
+  putError(error: UcxError, seq: number): void {
+    const w = this.waiters.shift();
+    if (w) return w.reject(error);
+    this.entries.push({ error, seq });
+  }
+
+  /** The next message (or the error in its place); waits when there is none, until `signal` aborts. */
+  take(signal?: AbortSignal): Promise<AmMessage> {
+    const e = this.entries.shift();
+    if (!e) {
+      if (signal?.aborted) return Promise.reject(canceled());
+      return new Promise((resolve, reject) => {
+        const w: Waiter = { resolve, reject };
+        this.waiters.push(w);
+        signal?.addEventListener("abort", () => {
+          const i = this.waiters.indexOf(w);
+          if (i < 0) return; // already answered
+          this.waiters.splice(i, 1);
+          reject(canceled());
+        }, { once: true });
+      });
+    }
+    if ("message" in e) {
+      this.messages--;
+      this.bytes -= e.message.data.length + e.message.header.length;
+      return Promise.resolve(e.message);
+    }
+    if ("error" in e) return Promise.reject(e.error);
+    const { maxQueuedMessages, maxQueuedBytes } = this.limits;
+    return Promise.reject(
+      new UcxError(
+        "UCX_TS_LIMIT_EXCEEDED",
+        `amRecv: ${e.refused} active message(s) were refused here: the queue of unread messages was full ` +
+          `(maxQueuedMessages ${maxQueuedMessages}, maxQueuedBytes ${maxQueuedBytes})`,
+      ),
+    );
+  }
+
+  /** Reject every waiter with `error` and forget what is queued. */
+  close(error: UcxError): void {
+    for (const w of this.waiters.splice(0)) w.reject(error);
+    this.entries.length = 0;
+    this.messages = 0;
+    this.bytes = 0;
+  }
+}
+
+function canceled(): UcxError {
+  return new UcxError("UCS_ERR_CANCELED", "amRecv aborted", { status: -16 });
+}

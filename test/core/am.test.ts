@@ -1,0 +1,202 @@
+/**
+ * Active messages: UCXX's AM header byte for byte, delivery of 0 B .. 256 MiB (eager and
+ * rendezvous), per-endpoint queueing in order within bounds, receiver callbacks, raw AM ids,
+ * malformed headers refused one message at a time, and UCX's own C example as a peer.
+ */
+import { spawn } from "node:child_process";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { AmHeaderError, decodeAmHeader, encodeAmHeader, Worker, type AmMessage, type UcxError } from "../../src/index.ts";
+import { startPeer } from "../helpers/peer-process.ts";
+import { skipWithReason } from "../helpers/skip.ts";
+import { ucpClientServer } from "../helpers/ucp-example.ts";
+import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+
+const u8 = (...b: number[]) => new Uint8Array(b);
+const le64 = (v: number) => [v & 255, (v >>> 8) & 255, (v >>> 16) & 255, v >>> 24, 0, 0, 0, 0];
+
+// --- the header ------------------------------------------------------------------------------
+
+const header = suite("core/am header");
+
+header("a plain host message is UCXX's 14 bytes; a callback, policy and user header lay out as in ucxx-wire.md", () => {
+  assert.equal(encodeAmHeader({ memoryType: 0, memoryTypePolicy: 0, userHeader: u8() }), u8(0, 0, 0, 0, 0, 0, ...le64(0)));
+  const owner = new Uint8Array(64);
+  owner.set([0x74, 0x65, 0x73, 0x74]); // "test", NUL-padded to 64 bytes
+  const bytes = encodeAmHeader({ memoryType: 1, callback: { owner: "test", id: 258n }, memoryTypePolicy: 1, userHeader: u8(9, 8) });
+  assert.equal(bytes, u8(1, 0, 0, 0, 1, ...owner, 2, 1, 0, 0, 0, 0, 0, 0, 1, ...le64(2), 9, 8));
+  assert.equal(decodeAmHeader(bytes), { memoryType: 1, callback: { owner: "test", id: 258n }, memoryTypePolicy: 1, userHeader: u8(9, 8) });
+});
+
+header("older and plain-UCX headers are read: none, 4 bytes, 5 bytes", () => {
+  const host = { memoryType: 0, memoryTypePolicy: 0, userHeader: u8() };
+  assert.equal(decodeAmHeader(u8()), host);
+  assert.equal(decodeAmHeader(u8(1, 0, 0, 0)), { ...host, memoryType: 1 });
+  assert.equal(decodeAmHeader(u8(0, 0, 0, 0, 0)), { ...host, callback: undefined });
+});
+
+header("malformed headers are refused with what is wrong", () => {
+  const refuse = (b: Uint8Array, re: RegExp) => assert.throws(() => decodeAmHeader(b), (e: Error) => e instanceof AmHeaderError && re.test(e.message));
+  refuse(u8(0, 0, 0), /ends inside 'memoryType'/);
+  refuse(u8(0, 0, 0, 0, 2), /hasReceiverCallback' is 2/);
+  refuse(u8(0, 0, 0, 0, 1, 0x61), /ends inside 'receiver callback'/);
+  refuse(u8(0, 0, 0, 0, 0, 0, ...le64(5), 1, 2), /user header is 5 bytes; 2 follow/);
+  refuse(u8(0, 0, 0, 0, 0, 0, 1, 2), /ends inside 'userHeaderSize'/);
+  refuse(u8(0, 0, 0, 0, 0, 3, ...le64(0)), /memoryTypePolicy' is 3/);
+  assert.throws(() => encodeAmHeader({ memoryType: 0, callback: { owner: "x".repeat(64), id: 1n }, memoryTypePolicy: 0, userHeader: u8() }), /1 to 63 bytes/);
+});
+
+header.run();
+
+// --- one process, every progress mode ------------------------------------------------------------
+
+for (const mode of MODES) {
+  const test = suite(`core/am (${mode})`);
+
+  test("0 B, 8 B, 1 MiB and 64 MiB arrive intact with their user header; unread messages queue in order", async () => {
+    const p = await pair(mode);
+    try {
+      const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+      for (const [k, size] of [0, 8, 1 << 20, 64 << 20].entries()) {
+        const [m] = await p.run(Promise.all([ba.amRecv(), p.ab.amSend(pattern(size, k), { header: u8(k, 7) })]));
+        assert.is(m.data.length, size);
+        assert.ok(samePattern(m.data, k), `${size} bytes`);
+        assert.equal(m.header, u8(k, 7));
+        assert.is(m.memoryType, 0);
+      }
+      // Sent before anyone waits: queued on the endpoint, read in order (eager and rendezvous mixed).
+      await p.run(Promise.all(Array.from({ length: 50 }, (_, i) => p.ab.amSend(pattern(i % 5 === 0 ? 100_000 : i, i)))));
+      await p.run(p.ab.flush());
+      for (let i = 0; i < 50; i++) {
+        const m = await p.run(ba.amRecv());
+        assert.ok(m.data.length === (i % 5 === 0 ? 100_000 : i) && samePattern(m.data, i), `queued message ${i}`);
+      }
+      // worker.amRecv() takes from any endpoint.
+      const [any] = await p.run(Promise.all([p.b.amRecv(), p.ab.amSend(u8(42))]));
+      assert.equal(any.data, u8(42));
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("a full queue refuses messages with a clear error at their place in the order, then goes on", async () => {
+    const p = await pair(mode, { am: { maxQueuedMessages: 3 } });
+    try {
+      const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+      for (let i = 0; i < 5; i++) await p.run(p.ab.amSend(u8(i)));
+      await p.run(p.ab.flush());
+      await p.run(new Promise((r) => setTimeout(r, 50)));
+      await p.run(p.b.flush()); // let b take in everything that arrived
+      for (let i = 0; i < 3; i++) assert.equal((await p.run(ba.amRecv())).data, u8(i));
+      const refused = await p.run(ba.amRecv().then(() => null, (e: UcxError) => e));
+      assert.is(refused?.code, "UCX_TS_LIMIT_EXCEEDED");
+      assert.match(refused!.message, /2 active message\(s\) were refused/);
+      const [m] = await p.run(Promise.all([ba.amRecv(), p.ab.amSend(u8(9))]));
+      assert.equal(m.data, u8(9));
+      // Aborting a waiting receive rejects it with UCS_ERR_CANCELED.
+      const ac = new AbortController();
+      const waiting = ba.amRecv({ signal: ac.signal }).catch((e: UcxError) => e.code);
+      ac.abort();
+      assert.is(await p.run(waiting), "UCS_ERR_CANCELED");
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("receiver callbacks by (owner, id), raw AM ids, and malformed headers refused one message at a time", async () => {
+    const p = await pair(mode);
+    try {
+      const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+      assert.throws(() => p.b.onAmCallback("ucxx", 1, () => {}), (e: UcxError) => /reserved/.test(e.message));
+      assert.throws(() => p.ab.amSend(u8(), { callback: { owner: "ucxx", id: 1 } }), (e: UcxError) => /reserved/.test(e.message));
+      const viaCallback: AmMessage[] = [];
+      const off = p.b.onAmCallback("test", 7n, (m) => viaCallback.push(m));
+      await p.run(p.ab.amSend(pattern(300, 3), { header: u8(5), callback: { owner: "test", id: 7 } }));
+      await p.run(new Promise<void>((resolve) => {
+        const t = setInterval(() => viaCallback.length && (clearInterval(t), resolve()), 5);
+      }));
+      assert.ok(samePattern(viaCallback[0]!.data, 3));
+      assert.equal(viaCallback[0]!.header, u8(5));
+      off();
+      // Raw UCX AM id: the header goes as UCX's header, untouched.
+      const raw: [AmMessage, unknown][] = [];
+      const offRaw = await p.run(p.b.onAm(5, (m, ep) => raw.push([m, ep])));
+      await p.run(p.ab.amSend(u8(1, 2, 3), { amId: 5, header: u8(0xff, 0xfe) }));
+      await p.run(new Promise<void>((resolve) => {
+        const t = setInterval(() => raw.length && (clearInterval(t), resolve()), 5);
+      }));
+      assert.equal(raw[0]![0].data, u8(1, 2, 3));
+      assert.equal(raw[0]![0].header, u8(0xff, 0xfe));
+      assert.is(raw[0]![1], ba);
+      offRaw();
+      // A header that does not parse fails that message only; the next one arrives.
+      await p.run(p.ab.amSend(u8(1), { amId: 0, header: u8(0, 0, 0, 0, 0, 0, ...le64(9)) }));
+      await p.run(p.ab.amSend(u8(2)));
+      const bad = await p.run(ba.amRecv().then(() => null, (e: UcxError) => e));
+      assert.is(bad?.code, "UCX_TS_PROTOCOL_ERROR");
+      assert.match(bad!.message, /user header is 9 bytes; 0 follow/);
+      assert.equal((await p.run(ba.amRecv())).data, u8(2));
+      // No header at all (UCX's C example): host memory, no user header.
+      const [plain] = await p.run(Promise.all([ba.amRecv(), p.ab.amSend(u8(4), { amId: 0 })]));
+      assert.equal([plain.data, plain.header, plain.memoryType], [u8(4), u8(), 0]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test.run();
+}
+
+// --- two processes ---------------------------------------------------------------------------
+
+for (const mode of MODES) {
+  const test = suite(`core/am two processes (${mode})`);
+
+  test("an echo peer returns 0 B .. 256 MiB intact (eager and rendezvous)", async () => {
+    const peer = await startPeer(mode, "peer", "am");
+    const w = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([w], p, 120_000);
+    try {
+      const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+      for (const [k, size] of [0, 8, 1 << 20, 256 << 20].entries()) {
+        const [m] = await run(Promise.all([ep.amRecv(), ep.amSend(pattern(size, k), { header: u8(k) })]));
+        assert.ok(m.data.length === size && samePattern(m.data, k), `${size} bytes back`);
+        assert.equal(m.header, u8(k));
+      }
+      const end = new TextEncoder().encode("end");
+      await run(Promise.all([ep.amRecv(), ep.amSend(u8(), { header: end })]));
+      assert.is(await run(peer.exited), 0);
+    } finally {
+      peer.kill();
+      await run(w.close());
+    }
+  });
+
+  test.run();
+}
+
+const c = suite("core/am with UCX's C example as the peer");
+const example = ucpClientServer();
+if ("reason" in example) skipWithReason(c, "ucp_client_server sends AM id 0 without a header", example.reason);
+else
+  c("ucp_client_server -c am sends AM id 0 without a header, eager (16 B) and rendezvous (1 MB); both arrive", async () => {
+    const w = await Worker.create();
+    const run = <T>(p: Promise<T>) => drive([w], p, 60_000);
+    try {
+      for (const size of [16, 1_000_000]) {
+        const listener = await run(w.listen({ host: "127.0.0.1", port: 0 }));
+        const child = spawn(example.path, ["-a", "127.0.0.1", "-p", String(listener.port), "-c", "am", "-s", String(size)], { stdio: "ignore" });
+        const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+        const m = await run(w.amRecv());
+        // generate_test_string: 'A' + i % 26, then a NUL.
+        assert.is(m.data.length, size);
+        assert.ok(m.data.subarray(0, size - 1).every((b, i) => b === 65 + (i % 26)), "the example's test string");
+        assert.equal([m.header, m.memoryType], [u8(), 0]);
+        assert.is(await run(exited), 0);
+        await run(listener.close());
+      }
+    } finally {
+      await run(w.close());
+    }
+  });
+c.run();
