@@ -1,0 +1,67 @@
+/**
+ * One side of the put/AM bandwidth benchmark, run by the runtime being measured:
+ *   <runtime> bench/onesided-peer.ts server <mode> <errorHandling>
+ *   <runtime> bench/onesided-peer.ts client <mode> <errorHandling> <port> <plan-json>
+ * The server registers memory and sends its key (tag 1), then receives active messages: after
+ * each round of `window` messages it acknowledges with tag 2; tag 9 ends it.
+ * The client measures, per size: put_bw (windows of puts into the server's memory, one flush
+ * at the end) and am_bw (windows of amSend, each ended by the server's acknowledgement).
+ */
+import process from "node:process";
+
+const lib = process.env.UCX_TS_BENCH_DIST === "1" ? "../dist/index.js" : "../src/index.ts";
+const { Worker } = (await import(lib)) as typeof import("../src/index.ts");
+
+const [role, mode = "thread", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
+setTimeout(() => process.exit(3), 300_000).unref?.();
+const worker = await Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none" });
+const wait = <T>(p: Promise<T>) => worker.settled(p);
+const MAX = 4 << 20;
+
+if (role === "server") {
+  const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
+  process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
+  const ep = await wait(listener.accept());
+  const mem = await wait(worker.memMap(MAX));
+  await wait(ep.send(await wait(mem.packRkey()), 1));
+  const control = new Float64Array(1);
+  for (;;) {
+    await wait(ep.recv(control, 3)); // window size of the next AM round, or -1
+    if (control[0]! < 0) break;
+    for (let i = 0; i < control[0]!; i++) await wait(ep.amRecv());
+    await wait(ep.send(new Uint8Array(1), 2));
+  }
+} else {
+  const plan = JSON.parse(planText) as { sizes: number[]; window: number; rounds: number };
+  const ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
+  const packed = new Uint8Array(1024);
+  const { length } = await wait(worker.recv(packed, 1));
+  const rkey = await wait(ep.unpackRkey(packed.subarray(0, length)));
+  const src = new Uint8Array(MAX).fill(5);
+  const results: { kind: string; size: number; MBps: number; messages: number }[] = [];
+  for (const size of plan.sizes) {
+    const data = src.subarray(0, size);
+    // put_bw: windows of puts, each awaited (local completion: the source may be reused), one
+    // flush at the end (remote completion), as ucx_perftest does; a warm-up round first.
+    for (let r = -1; r < plan.rounds; r++) {
+      if (r === 0) var t0 = performance.now();
+      await wait(Promise.all(Array.from({ length: plan.window }, () => ep.put(data, rkey.address, rkey))));
+    }
+    await wait(ep.flush());
+    results.push({ kind: "put_bw", size, MBps: (size * plan.window * plan.rounds) / ((performance.now() - t0!) / 1000) / 1e6, messages: plan.window * plan.rounds });
+    const ack = new Uint8Array(1);
+    for (let r = -1; r < plan.rounds; r++) {
+      if (r === 0) var t1 = performance.now();
+      const acked = ep.recv(ack, 2);
+      await wait(ep.send(new Float64Array([plan.window]), 3));
+      await wait(Promise.all(Array.from({ length: plan.window }, () => ep.amSend(data))));
+      await wait(acked);
+    }
+    results.push({ kind: "am_bw", size, MBps: (size * plan.window * plan.rounds) / ((performance.now() - t1!) / 1000) / 1e6, messages: plan.window * plan.rounds });
+  }
+  await wait(ep.send(new Float64Array([-1]), 3));
+  await wait(ep.flush()).catch(() => {});
+  process.stdout.write(JSON.stringify(results) + "\n");
+}
+await worker.close();
+process.exit(0);
