@@ -22,7 +22,8 @@ if (role === "server") {
   const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
   process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
   const ep = await wait(listener.accept());
-  const mem = await wait(worker.memMap(MAX));
+  // Memory allocated by UCX, as ucx_perftest's: shared-memory transports write it directly.
+  const mem = await wait(worker.memMap(MAX, { allocator: process.env.UCX_TS_BENCH_ALLOCATOR === "js" ? "js" : "ucx" }));
   await wait(ep.send(await wait(mem.packRkey()), 1));
   const control = new Float64Array(1);
   for (;;) {

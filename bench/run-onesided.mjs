@@ -1,7 +1,9 @@
 // Put and active-message bandwidth: ucx-ts (per runtime and progress mode) against
 // ucx_perftest -t ucp_put_bw / ucp_am_bw with the same sizes, in the same run, two processes on
 // 127.0.0.1. Prints a table and writes bench/results/onesided-<time>.json.
-//   node bench/run-onesided.mjs [--runtimes node,deno,bun] [--modes thread,polling] [--errors none] [--quick] [--dist]
+//   node bench/run-onesided.mjs [--runtimes node,deno,bun] [--modes thread,polling] [--errors none]
+//                               [--allocator ucx|js] [--quick] [--dist]
+// --allocator: who allocates the target memory (default ucx, as ucx_perftest does).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -18,6 +20,7 @@ const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["thread", "polling"]);
 const errors = opt("errors", ["none"]);
 const plan = { sizes: [65536, 1 << 20], window: 16, rounds: quick ? 10 : 60 };
+const allocator = opt("allocator", ["ucx"])[0];
 
 function perftest(test, size, iterations, peer) {
   const port = 20000 + Math.floor(Math.random() * 20000);
@@ -46,14 +49,14 @@ for (const runtime of runtimes)
     for (const e of errors) {
       const peer = [...runtimeArgv(runtime, dist), "bench/onesided-peer.ts"];
       try {
-        const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], dist ? { UCX_TS_BENCH_DIST: "1" } : {});
+        const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], { UCX_TS_BENCH_ALLOCATOR: allocator, ...(dist ? { UCX_TS_BENCH_DIST: "1" } : {}) });
         for (const r of results) rows.push({ system: `ucx-ts/${runtime}`, mode, errorHandling: e, ...r });
       } catch (err) {
         console.log(`ucx-ts/${runtime} ${mode} ${e}: FAILED ${err.message}`);
       }
     }
 
-console.log(`\nPut and AM bandwidth, windows of ${plan.window}, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
+console.log(`\nPut and AM bandwidth, windows of ${plan.window}, target memory allocated by ${allocator}, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
 console.log("system          mode      errors  kind     size        MB/s   of ucx_perftest");
 for (const r of rows) {
   const base = rows.find((x) => x.system === "ucx_perftest" && x.errorHandling === r.errorHandling && x.kind === r.kind && x.size === r.size);
@@ -63,5 +66,5 @@ for (const r of rows) {
 }
 mkdirSync("bench/results", { recursive: true });
 const file = `bench/results/onesided-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
-writeFileSync(file, JSON.stringify({ plan, cores: cpus().length, rows }, null, 2));
+writeFileSync(file, JSON.stringify({ plan, allocator, cores: cpus().length, rows }, null, 2));
 console.log(`written ${file}`);

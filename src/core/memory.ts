@@ -32,6 +32,16 @@ export function parsePackedKey(bytes: Uint8Array): { address: number; length: nu
   return { address, length, rkey: bytes.slice(PREFIX) };
 }
 
+export interface MemMapOptions {
+  /**
+   * Who allocates memory asked for by size: "js" (default) an ordinary ArrayBuffer, registered;
+   * "ucx" UCX itself (UCP_MEM_MAP_ALLOCATE), which lets shared-memory transports reach it
+   * directly (ucx_perftest's put_bw measures such memory). Its `bytes` are a view of UCX's
+   * memory that `unmap()` detaches: keep no other view of it.
+   */
+  readonly allocator?: "js" | "ucx";
+}
+
 export function packKey(address: number, length: number, rkey: Uint8Array): Uint8Array {
   const out = new Uint8Array(PREFIX + rkey.length);
   out.set(MAGIC, 0);
@@ -75,6 +85,8 @@ export class MemoryHandle {
     readonly bytes: Uint8Array,
     /** Where the bytes are in this process's address space (what a peer's put/get address). */
     readonly address: number,
+    /** UCX allocated the memory: `bytes` is a view that unmap() detaches. */
+    readonly ucxAllocated = false,
   ) {}
 
   get length(): number {
@@ -100,6 +112,14 @@ export class MemoryHandle {
     this.inFlight.assertIdle("cannot unmap the memory");
     this.#released = true;
     await this.owner.unmap(this);
+  }
+
+  /**
+   * @internal For memory UCX allocated: detach `bytes` before UCX frees it, where the runtime
+   * can (Deno, Bun); on Node the view cannot be detached and must simply not be used after.
+   */
+  detach(detachView: (b: ArrayBuffer) => boolean): boolean {
+    return this.ucxAllocated && detachView(this.bytes.buffer as ArrayBuffer);
   }
 }
 

@@ -18,7 +18,7 @@ import { invalidArgument, UcxError } from "./errors.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
-import { MemoryHandle, packKey } from "./memory.ts";
+import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
 import { AmHeaderError, decodeAmHeader, ownerBytes, RESERVED_OWNER } from "./am/header.ts";
 import { AmInbox, DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
 import { Requests } from "./requests.ts";
@@ -481,17 +481,27 @@ export class Worker {
    * ucx-ts allocates (zeroed), or the caller's buffer. The handle's `bytes` are the memory;
    * `packRkey()` gives the key a peer unpacks with `ep.unpackRkey()`.
    */
-  async memMap(memory: number | BufferLike): Promise<MemoryHandle> {
-    let bytes: Uint8Array;
+  async memMap(memory: number | BufferLike, options: MemMapOptions = {}): Promise<MemoryHandle> {
+    let bytes: Uint8Array | undefined;
+    let length: number;
     if (typeof memory === "number") {
       if (!Number.isSafeInteger(memory) || memory < 1) throw invalidArgument(`memMap needs a size of at least 1 byte, got ${memory}`);
-      bytes = new Uint8Array(memory);
-    } else bytes = asBytes(memory, "memory");
-    if (bytes.length === 0) throw invalidArgument("memMap: cannot register zero bytes");
+      length = memory;
+      if (options.allocator !== "ucx") bytes = new Uint8Array(memory);
+    } else {
+      if (options.allocator === "ucx") throw invalidArgument("memMap: allocator 'ucx' is for a size, not for a buffer of yours");
+      bytes = asBytes(memory, "memory");
+      length = bytes.length;
+    }
+    if (length === 0) throw invalidArgument("memMap: cannot register zero bytes");
     const id = this.nextObjectId++;
-    const address = this.addressOf(bytes);
-    await this.settled(this.request(submission({ op: Op.MemMap, target: id, address, length: bytes.length }), bytes, "ucp_mem_map", () => undefined).promise);
-    const handle = new MemoryHandle(this.memoryOwner, id, bytes, address);
+    const given = bytes ? this.addressOf(bytes) : 0;
+    const address = await this.settled(
+      this.request(submission({ op: Op.MemMap, target: id, address: given, length }), bytes ?? null, "ucp_mem_map", (a) => a).promise,
+    );
+    // UCX's memory: a view of it, which unmap() detaches so that it cannot outlive the memory.
+    bytes ??= new Uint8Array(backend().view(address, length));
+    const handle = new MemoryHandle(this.memoryOwner, id, bytes, address, options.allocator === "ucx");
     this.memories.set(id, handle);
     this.memoryOf.set(bytes.buffer, handle);
     return handle;
@@ -528,6 +538,7 @@ export class Worker {
       }
     },
     unmap: async (h: MemoryHandle): Promise<void> => {
+      h.detach((b) => backend().detachView(b));
       try {
         if (!this.closed) await this.settled(this.request(submission({ op: Op.MemUnmap, target: h.id }), h.bytes, "ucp_mem_unmap", () => undefined).promise);
       } finally {
@@ -763,6 +774,8 @@ export class Worker {
       this.closing = (async () => {
         for (const l of this.listeners.values()) l.markClosed();
         for (const ep of this.endpoints.values()) ep.markClosed();
+        // UCX frees the memory it allocated when the engine stops: no view may reach it after.
+        for (const h of this.memories.values()) h.detach((b) => backend().detachView(b));
         await this.engine.stop();
         this.#closed = true;
         for (const inbox of [...this.amInboxes.values(), this.anyAmInbox]) inbox.close(new UcxError("UCX_TS_CLOSED", "the worker is closed"));

@@ -39,6 +39,12 @@ export interface Backend {
   /** An ArrayBuffer over C memory, without copying. Valid only while the C memory is. */
   view(address: Pointer, byteLength: number): ArrayBuffer;
   /**
+   * Detach an ArrayBuffer made by `view()` so that no JavaScript can reach the C memory any
+   * more (before that memory is freed). False where the runtime cannot: koffi's views on Node
+   * are not detachable (structuredClone copies them instead).
+   */
+  detachView(buffer: ArrayBuffer): boolean;
+  /**
    * A C function pointer that calls `fn`. It must be called on the thread that created it
    * (UCX calls ours from inside `ucp_worker_progress` on the thread that owns the worker);
    * pointer arguments arrive as Numbers. `close()` frees it: only once C can no longer call it.

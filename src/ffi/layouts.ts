@@ -168,6 +168,15 @@ export const layouts = {
       memory_type: { offset: 32, type: "i32" },
     },
   },
+  ucp_mem_attr_t: {
+    size: 32,
+    fields: {
+      field_mask: { offset: 0, type: "u64" },
+      address: { offset: 8, type: "ptr" },
+      length: { offset: 16, type: "usize" },
+      mem_type: { offset: 24, type: "i32" },
+    },
+  },
   ucp_am_handler_param_t: {
     size: 32,
     fields: {

@@ -82,6 +82,7 @@ export const symbols = {
   // Remote addresses are u64 in C; they are passed as Numbers (user-space addresses < 2^48).
   ucp_mem_map: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },
   ucp_mem_unmap: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
+  ucp_mem_query: { lib: "ucp", args: ["ptr", "ptr"], result: "status" },
   ucp_rkey_pack: { lib: "ucp", args: ["ptr", "ptr", "ptr", "ptr"], result: "status" },
   ucp_rkey_buffer_release: { lib: "ucp", args: ["ptr"], result: "void" },
   ucp_ep_rkey_unpack: { lib: "ucp", args: ["ptr", "ptr", "ptr"], result: "status" },

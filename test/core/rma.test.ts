@@ -5,6 +5,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, type UcxError } from "../../src/index.ts";
+import { runtime } from "../../src/ffi/index.ts";
+import { skipWithReason } from "../helpers/skip.ts";
 import { startPeer } from "../helpers/peer-process.ts";
 import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
@@ -105,6 +107,29 @@ for (const mode of MODES) {
     }
   });
 
+  test("memory UCX allocates (allocator 'ucx') is read and written by JS and reached by put/get", async () => {
+    const p = await pair(mode);
+    try {
+      const mem = await p.run(p.b.memMap(1 << 20, { allocator: "ucx" }));
+      assert.is(mem.length, 1 << 20);
+      assert.ok(mem.address !== 0);
+      const rkey = await p.run(p.ab.unpackRkey(await p.run(mem.packRkey())));
+      await p.run(p.ab.put(pattern(70_000, 4), mem.address + 10, rkey));
+      await p.run(p.ab.flush());
+      assert.ok(samePattern(mem.bytes.subarray(10, 70_010), 4));
+      mem.bytes.set(pattern(1000, 6), 5000);
+      const back = new Uint8Array(1000);
+      await p.run(p.ab.get(back, mem.address + 5000, rkey));
+      assert.ok(samePattern(back, 6));
+      assert.is(await p.b.memMap(new Uint8Array(8), { allocator: "ucx" }).then(() => "mapped", code), "UCX_TS_INVALID_ARGUMENT");
+      await p.run(rkey.destroy());
+      await p.run(mem.unmap());
+      if (runtime !== "node") assert.is(mem.bytes.length, 0, "unmap detached the view of UCX's memory");
+    } finally {
+      await p.close();
+    }
+  });
+
   test("a worker without the amo features refuses atomics with a clear error", async () => {
     const p = await pair(mode, { features: ["tag", "rma"] });
     try {
@@ -119,6 +144,24 @@ for (const mode of MODES) {
 
   test.run();
 }
+
+const detach = suite("core/rma (views of UCX's memory)");
+if (runtime === "node") {
+  skipWithReason(detach, "unmap detaches the view of UCX-allocated memory", "koffi's views of C memory cannot be detached on Node (structuredClone copies them): the view must not be used after unmap()");
+} else {
+  detach("unmap and worker close detach the view of UCX-allocated memory", async () => {
+    const w = await Worker.create({ progressMode: "polling" });
+    const a = await w.settled(w.memMap(4096, { allocator: "ucx" }));
+    const b = await w.settled(w.memMap(4096, { allocator: "ucx" }));
+    const keep = new Uint8Array(b.bytes.buffer, 100, 10); // another view of the same buffer
+    await w.settled(a.unmap());
+    assert.is(a.bytes.length, 0);
+    await w.close();
+    assert.is(b.bytes.length, 0);
+    assert.is(keep.length, 0);
+  });
+}
+detach.run();
 
 for (const mode of MODES) {
   const test = suite(`core/rma two processes (${mode})`);

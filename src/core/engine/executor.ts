@@ -461,15 +461,27 @@ export class Executor {
 
   // --- memory registration, remote keys, RMA, atomics ----------------------------------------
 
+  /**
+   * Register `length` bytes at `address`, or, with address 0, let UCX allocate them
+   * (UCP_MEM_MAP_ALLOCATE: shared-memory transports can then reach the memory directly).
+   * value = the address of the memory.
+   */
   private memMap(id: number, memory: number, address: number, length: number): void {
     const u = this.u;
     const p = u.struct("ucp_mem_map_params_t");
-    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH);
+    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH | C.UCP_MEM_MAP_PARAM_FIELD_FLAGS);
     p.set("address", address);
     p.set("length", length);
+    p.set("flags", address === 0 ? C.UCP_MEM_MAP_ALLOCATE : 0);
     const status = u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address());
-    if (status === UCS_OK) this.memories.set(memory, this.out.pointer());
-    this.done(id, status);
+    if (status !== UCS_OK) return this.done(id, status);
+    const memh = this.out.pointer();
+    this.memories.set(memory, memh);
+    if (address !== 0) return this.done(id, UCS_OK, address);
+    const attr = u.struct("ucp_mem_attr_t");
+    attr.set("field_mask", C.UCP_MEM_ATTR_FIELD_ADDRESS | C.UCP_MEM_ATTR_FIELD_LENGTH);
+    const q = u.ucp_mem_query(memh, u.addressOf(attr.bytes));
+    this.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
   }
 
   private memUnmap(id: number, memory: number): void {

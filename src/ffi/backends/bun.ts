@@ -76,6 +76,11 @@ export function createBunBackend(): Backend {
       if (byteLength === 0) return new ArrayBuffer(0);
       return ffi.toArrayBuffer(address, 0, byteLength);
     },
+    detachView(buffer: ArrayBuffer): boolean {
+      // Transferring detaches the original (measured: no copy of the external memory here).
+      structuredClone(buffer, { transfer: [buffer] });
+      return buffer.byteLength === 0;
+    },
     callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
       // Pointer arguments are declared i64 and may arrive as BigInt: pass them on as Numbers.
       const wrapped = (...a: unknown[]) => fn(...a.map((v) => (typeof v === "bigint" ? Number(v) : v)));

@@ -70,6 +70,11 @@ export function createDenoBackend(): Backend {
       if (byteLength === 0) return new ArrayBuffer(0);
       return D.UnsafePointerView.getArrayBuffer(D.UnsafePointer.create(BigInt(address)), byteLength);
     },
+    detachView(buffer: ArrayBuffer): boolean {
+      // Transferring detaches the original (measured: no copy of the external memory here).
+      structuredClone(buffer, { transfer: [buffer] });
+      return buffer.byteLength === 0;
+    },
     callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
       // `isize` pointer arguments arrive as BigInt: hand them on as Numbers like every result.
       const wrapped = (...a: unknown[]) => fn(...a.map((v) => (typeof v === "bigint" ? Number(v) : v)));

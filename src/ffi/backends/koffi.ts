@@ -66,6 +66,9 @@ export function createKoffiBackend(): Backend {
     view(address: number, byteLength: number): ArrayBuffer {
       return koffi.view(address, byteLength);
     },
+    detachView(): boolean {
+      return false;
+    },
     callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
       // An anonymous prototype: named koffi types are global per thread and may not repeat.
       const type = koffi.pointer(koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
