@@ -5,12 +5,15 @@
 import { UcxError } from "../core/errors.ts";
 import { demoCommand, demoHelp } from "./demo-command.ts";
 import { infoCommand, infoHelp, UsageError } from "./info-command.ts";
+import { recvCommand, recvHelp, sendCommand, sendHelp } from "./transfer/commands.ts";
 
 const mainHelp = `Usage: ucx-ts <command> [options]
 
 Commands:
   info      the UCX library, runtime, transports, devices and memory types in use
   demo      a verified transfer between two processes, timed against node:net
+  send      send files, folders or stdin to a 'ucx-ts recv' (checked by SHA-256)
+  recv      receive what one 'ucx-ts send' sends, into a folder or stdout
 
 Options:
   --help, -h   help for ucx-ts or for a command (ucx-ts demo --help)
@@ -25,6 +28,8 @@ type Command = (args: readonly string[], write: (t: string) => void) => number |
 const commands: Record<string, { help: string; run: Command }> = {
   info: { help: infoHelp, run: infoCommand },
   demo: { help: demoHelp, run: demoCommand },
+  send: { help: sendHelp, run: sendCommand },
+  recv: { help: recvHelp, run: recvCommand },
 };
 
 export interface CliIo {

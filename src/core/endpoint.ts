@@ -364,7 +364,7 @@ export class Endpoint {
       "ucp_stream_recv_nbx",
       (length) => length,
     );
-    this.worker.cancelOnAbort(r.id, options.signal, true);
+    this.worker.cancelOnAbort(r, options.signal, true);
     return this.track(r);
   }
 

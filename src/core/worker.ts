@@ -629,7 +629,7 @@ export class Worker {
             )
           : undefined,
     );
-    this.cancelOnAbort(r.id, options.signal);
+    this.cancelOnAbort(r, options.signal);
     return r;
   }
 
@@ -662,7 +662,7 @@ export class Worker {
       () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
       (id) => (payload = this.engine.takePayload(id)),
     );
-    this.cancelOnAbort(r.id, options.signal);
+    this.cancelOnAbort(r, options.signal);
     return r;
   }
 
@@ -671,13 +671,16 @@ export class Worker {
    * rejects on abort even though UCX cannot cancel the operation (stream receives): the buffer
    * then stays with UCX until the endpoint closes.
    */
-  cancelOnAbort(id: number, signal: AbortSignal | undefined, rejectAtOnce = false): void {
+  cancelOnAbort(r: { id: number; promise: Promise<unknown> }, signal: AbortSignal | undefined, rejectAtOnce = false): void {
     if (!signal) return;
     const onAbort = () => {
-      this.cancel(id);
-      if (rejectAtOnce) this.settleEarly(id, UCS_ERR_CANCELED);
+      this.cancel(r.id);
+      if (rejectAtOnce) this.settleEarly(r.id, UCS_ERR_CANCELED);
     };
     signal.addEventListener("abort", onAbort, { once: true });
+    // One signal may serve thousands of receives: let go of each listener when its request ends.
+    const off = () => signal.removeEventListener("abort", onAbort);
+    r.promise.then(off, off);
   }
 
   /** @internal Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */

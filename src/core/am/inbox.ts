@@ -87,12 +87,23 @@ export class AmInbox {
       return new Promise((resolve, reject) => {
         const w: Waiter = { resolve, reject };
         this.waiters.push(w);
-        signal?.addEventListener("abort", () => {
+        if (!signal) return;
+        const onAbort = () => {
           const i = this.waiters.indexOf(w);
           if (i < 0) return; // already answered
           this.waiters.splice(i, 1);
           reject(canceled());
-        }, { once: true });
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        // Let go of the listener once answered: one signal may serve many receives.
+        w.resolve = (m) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(m);
+        };
+        w.reject = (e) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        };
       });
     }
     if ("message" in e) {
