@@ -10,6 +10,7 @@ import process from "node:process";
 import { runtimeVersion } from "../ffi/index.ts";
 import { runtime, ucxVersion, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
 import { UsageError } from "./info-command.ts";
+import { selfArgv } from "./self.ts";
 import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
 import {
   bulkSeed,
@@ -431,13 +432,6 @@ interface Peer {
 }
 
 /** argv that runs this same CLI under this same runtime. */
-function selfArgv(): string[] {
-  const script = process.argv[1];
-  if (!script) throw new Error("demo: cannot tell which script is running to start the peer process");
-  if (runtime === "deno") return [process.execPath, "run", "-A", script];
-  return [process.execPath, ...process.execArgv, script];
-}
-
 function startPeer(args: readonly string[]): Peer {
   const [cmd, ...pre] = selfArgv();
   const child: ChildProcess = spawn(cmd!, [...pre, ...args], { stdio: ["ignore", "pipe", "pipe"] });

@@ -6,6 +6,7 @@ import { UcxError } from "../core/errors.ts";
 import { demoCommand, demoHelp } from "./demo-command.ts";
 import { infoCommand, infoHelp, UsageError } from "./info-command.ts";
 import { recvCommand, recvHelp, sendCommand, sendHelp } from "./transfer/commands.ts";
+import { perfCommand, perfHelp } from "./perf/command.ts";
 
 const mainHelp = `Usage: ucx-ts <command> [options]
 
@@ -14,6 +15,7 @@ Commands:
   demo      a verified transfer between two processes, timed against node:net
   send      send files, folders or stdin to a 'ucx-ts recv' (checked by SHA-256)
   recv      receive what one 'ucx-ts send' sends, into a folder or stdout
+  perf      latency and bandwidth like ucx_perftest (--compare: against it and node:net, --plot)
 
 Options:
   --help, -h   help for ucx-ts or for a command (ucx-ts demo --help)
@@ -30,6 +32,7 @@ const commands: Record<string, { help: string; run: Command }> = {
   demo: { help: demoHelp, run: demoCommand },
   send: { help: sendHelp, run: sendCommand },
   recv: { help: recvHelp, run: recvCommand },
+  perf: { help: perfHelp, run: perfCommand },
 };
 
 export interface CliIo {

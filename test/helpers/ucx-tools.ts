@@ -20,3 +20,8 @@ export function ucxInfoTransports(text: string): string[] {
   }
   return pairs.sort();
 }
+
+/** Is ucx_perftest (ucx-utils) installed? */
+export function hasPerftest(): boolean {
+  return !spawnSync("ucx_perftest", ["-h"]).error;
+}

@@ -1,0 +1,220 @@
+/**
+ * `ucx-ts perf`: our ucx_perftest. Local by default (it starts its own server process of the
+ * same runtime on 127.0.0.1), or against `ucx-ts perf --server` on another host.
+ */
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import process from "node:process";
+import { runtimeVersion } from "../../ffi/index.ts";
+import { runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
+import { parseSize } from "../demo-protocol.ts";
+import { UsageError } from "../info-command.ts";
+import { selfArgv } from "../self.ts";
+import { measureNet, perftestRows, serveNet } from "./baselines.ts";
+import { plotSvg } from "./plot.ts";
+import { DEFAULT_SIZES, isLatency, MAX_SIZE, TESTS, type PerfPlan, type PerfRow, type TestName } from "./tests.ts";
+import { measure, serve } from "./ucx-side.ts";
+
+export const perfHelp = `Usage: ucx-ts perf [HOST:PORT] [options]
+       ucx-ts perf --server [--port P] [--host H] [options]
+
+Measure latency and bandwidth the way ucx_perftest does: tag_lat (half the median ping-pong),
+tag_bw, stream_bw, am_bw, put_bw (windows of 16 messages). Without HOST:PORT it starts its own
+server process on 127.0.0.1; with it, it measures against 'ucx-ts perf --server' there.
+
+Options:
+  --tests T,...       tests to run (default all: ${TESTS.join(",")})
+  --sizes S,...       message sizes (default 8,256,4K,64K,1M; at most 4M)
+  --iterations N      round trips per latency point (default 1000); bandwidth rounds: N/10
+  --mode M            progress mode: thread (default), polling, blocking
+  --error-handling E  peer (default) or none (same-host shared memory)
+  --compare           also run ucx_perftest and node:net on the same sizes (local runs only)
+  --json FILE         write the results as JSON
+  --plot FILE.svg     draw latency and bandwidth against size, one line per system and test
+
+Examples:
+  ucx-ts perf --compare --plot perf.svg
+  ucx-ts perf --tests tag_lat --sizes 8,1K --mode polling --error-handling none
+  ucx-ts perf --server --port 13350          # then, elsewhere: ucx-ts perf host:13350`;
+
+interface PerfOptions {
+  server: boolean;
+  netServer: boolean;
+  target?: { host: string; port: number };
+  port: number;
+  host: string;
+  plan: PerfPlan;
+  mode: ProgressMode;
+  errorHandling: ErrorHandling;
+  compare: boolean;
+  json?: string;
+  plot?: string;
+}
+
+function parseOptions(args: readonly string[]): PerfOptions {
+  const o: PerfOptions = {
+    server: false,
+    netServer: false,
+    port: 0,
+    host: "0.0.0.0",
+    plan: { tests: [...TESTS], sizes: DEFAULT_SIZES, iterations: 1000 },
+    mode: "thread",
+    errorHandling: "peer",
+    compare: false,
+  };
+  const value = (i: number, name: string) => {
+    const v = args[i + 1];
+    if (v === undefined) throw new UsageError(`perf: ${name} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--server") o.server = true;
+    else if (a === "--net-server") o.netServer = true;
+    else if (a === "--compare") o.compare = true;
+    else if (a === "--port") o.port = Number(value(i++, a));
+    else if (a === "--host") o.host = value(i++, a);
+    else if (a === "--json") o.json = value(i++, a);
+    else if (a === "--plot") o.plot = value(i++, a);
+    else if (a === "--mode") o.mode = value(i++, a) as ProgressMode;
+    else if (a === "--error-handling") o.errorHandling = value(i++, a) as ErrorHandling;
+    else if (a === "--iterations") o.plan = { ...o.plan, iterations: Number(value(i++, a)) };
+    else if (a === "--tests") {
+      const tests = value(i++, a).split(",") as TestName[];
+      const bad = tests.find((t) => !TESTS.includes(t));
+      if (bad) throw new UsageError(`perf: unknown test '${bad}' (tests: ${TESTS.join(", ")})`);
+      o.plan = { ...o.plan, tests };
+    } else if (a === "--sizes") {
+      const sizes = value(i++, a).split(",").map(parseSize);
+      if (sizes.some((s) => !Number.isInteger(s) || s < 1 || s > MAX_SIZE)) throw new UsageError(`perf: sizes are 1 B to 4M, e.g. 8,1K,64K`);
+      o.plan = { ...o.plan, sizes };
+    } else if (!a.startsWith("--") && !o.target) {
+      const m = /^(.+):(\d+)$/.exec(a);
+      if (!m) throw new UsageError(`perf: '${a}' is not HOST:PORT`);
+      o.target = { host: m[1]!, port: Number(m[2]) };
+    } else throw new UsageError(`perf: unknown argument ${a}`);
+  }
+  if (!["thread", "polling", "blocking"].includes(o.mode)) throw new UsageError("perf: --mode is thread, polling or blocking");
+  if (!["peer", "none"].includes(o.errorHandling)) throw new UsageError("perf: --error-handling is peer or none");
+  if (!(Number.isInteger(o.plan.iterations) && o.plan.iterations >= 1)) throw new UsageError("perf: --iterations must be a positive integer");
+  if (!(Number.isInteger(o.port) && o.port >= 0 && o.port < 65536)) throw new UsageError("perf: --port must be 0..65535");
+  if (o.compare && o.target) throw new UsageError("perf: --compare runs the baselines locally; use it without HOST:PORT");
+  return o;
+}
+
+/** Start `ucx-ts perf <args>` as a child and read the port from its first stdout line. */
+async function startChild(args: readonly string[]): Promise<{ port: number; exited: Promise<number | null>; kill(): void }> {
+  const [cmd, ...pre] = selfArgv();
+  const child = spawn(cmd!, [...pre, "perf", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`perf server did not start: ${err}`)), 30_000);
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.startsWith('{"port"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line).port);
+      }
+    });
+    child.on("close", (code) => reject(new Error(`perf server exited (${code}): ${err}`)));
+  });
+  return { port, exited, kill: () => void child.kill("SIGKILL") };
+}
+
+export async function perfCommand(args: readonly string[], write: (t: string) => void): Promise<number> {
+  const o = parseOptions(args);
+  if (o.netServer) {
+    await serveNet((port) => process.stdout.write(JSON.stringify({ port }) + "\n"));
+    return 0;
+  }
+  if (o.server) {
+    const worker = await Worker.create({ progressMode: o.mode, errorHandling: o.errorHandling });
+    try {
+      const listener = await worker.settled(worker.listen({ host: o.host, port: o.port }));
+      process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
+      const ep = await worker.settled(listener.accept());
+      await worker.settled(listener.close());
+      await serve(worker, ep);
+      await worker.settled(ep.close()).catch(() => {});
+    } finally {
+      await worker.close();
+    }
+    return 0;
+  }
+
+  const rows: PerfRow[] = [];
+  const system = `ucx-ts/${runtime}`;
+  const local = o.target ? undefined : await startChild(["--server", "--port", "0", "--host", "127.0.0.1", "--mode", o.mode, "--error-handling", o.errorHandling]);
+  const worker = await Worker.create({ progressMode: o.mode, errorHandling: o.errorHandling });
+  try {
+    const ep = await worker.settled(worker.connect(o.target ?? { host: "127.0.0.1", port: local!.port }));
+    await measure(worker, ep, o.plan, system, (r) => rows.push(r));
+    await worker.settled(ep.close()).catch(() => {});
+  } finally {
+    await worker.close();
+    if (local && (await Promise.race([local.exited, new Promise((r) => setTimeout(() => r("timeout"), 5000))])) === "timeout") local.kill();
+  }
+  const notes: string[] = [];
+  if (o.compare) {
+    const perftest = perftestRows(o.plan, o.errorHandling === "peer");
+    if (typeof perftest === "string") notes.push(`no ucx_perftest baseline: ${perftest}`);
+    else rows.push(...perftest);
+    const net = await startChild(["--net-server"]);
+    await measureNet(net.port, o.plan, (r) => rows.push(r));
+    await net.exited;
+  }
+
+  const title = `ucx-ts perf, ${system} ${runtimeVersion()}, UCX ${ucxVersion().text}, ${o.mode} mode, error handling ${o.errorHandling}, ${o.target ? `${o.target.host}:${o.target.port}` : "127.0.0.1"}, ${cpus().length} cores, ${new Date().toISOString()}`;
+  write(title);
+  write(table(rows, system));
+  for (const n of notes) write(n);
+  if (o.json) {
+    writeFileSync(o.json, JSON.stringify({ title, runtime, mode: o.mode, errorHandling: o.errorHandling, plan: o.plan, rows }, null, 2) + "\n");
+    write(`results written to ${o.json}`);
+  }
+  if (o.plot) {
+    writeFileSync(o.plot, plotSvg(rows, title));
+    write(`plot written to ${o.plot}`);
+  }
+  return 0;
+}
+
+/** Three significant digits without exponents: 0.137, 12.9, 378, 2260. */
+function figure(v: number): string {
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toPrecision(3);
+}
+
+/** One line per test and size: the value of each system, and ucx-ts against each baseline. */
+function table(rows: readonly PerfRow[], ours: string): string {
+  const systems = [...new Set(rows.map((r) => r.system))];
+  const lines = [`${"test".padEnd(10)} ${"size".padStart(8)}  ${systems.map((s) => s.padStart(14)).join(" ")}${systems.length > 1 ? "   ucx-ts vs each" : ""}`];
+  const keys = [...new Set(rows.map((r) => `${r.test}|${r.size}`))];
+  for (const key of keys) {
+    const [test, sizeText] = key.split("|") as [TestName, string];
+    const size = Number(sizeText);
+    const value = (s: string) => {
+      const r = rows.find((x) => x.system === s && x.test === test && x.size === size);
+      return r ? (isLatency(test) ? r.latencyUs! : r.MBps!) : undefined;
+    };
+    const mine = value(ours);
+    const cells = systems.map((s) => {
+      const v = value(s);
+      return (v === undefined ? "-" : `${figure(v)} ${isLatency(test) ? "us" : "MB/s"}`).padStart(14);
+    });
+    const ratios = systems
+      .filter((s) => s !== ours)
+      .map((s) => {
+        const v = value(s);
+        if (v === undefined || mine === undefined) return "-";
+        return `${(isLatency(test) ? v / mine : mine / v).toFixed(2)}x`;
+      });
+    lines.push(`${test.padEnd(10)} ${String(size).padStart(8)}  ${cells.join(" ")}${ratios.length ? "   " + ratios.join(" ") : ""}`);
+  }
+  lines.push("(ucx-ts vs each: > 1 means ucx-ts is faster; latency is one way, half the median round trip)");
+  return lines.join("\n");
+}
