@@ -747,12 +747,24 @@ export class Worker {
    */
   async settled<T>(promise: Promise<T>): Promise<T> {
     if (this.progressMode === "thread") return promise;
-    let done = false;
-    const p = promise.finally(() => (done = true));
+    // One driver loop per worker, however many Promises are awaited through settled() at once:
+    // a loop each made 17 concurrent awaits cost 17 progress calls per turn (measured: a round
+    // of 16 receives took ~0.9 ms instead of ~0.1).
+    this.awaited++;
+    const p = promise.finally(() => void this.awaited--);
     p.catch(() => {});
+    this.driver ??= this.drive();
+    return p;
+  }
+
+  /** Promises awaited through settled() that have not settled yet (polling, blocking). */
+  private awaited = 0;
+  private driver: Promise<void> | undefined;
+
+  /** Progress while anything is awaited through settled(), yielding to the event loop now and then. */
+  private async drive(): Promise<void> {
     let lastYield = performance.now();
-    while (!done) {
-      if (this.#closed) break;
+    while (this.awaited > 0 && !this.#closed) {
       this.engine.progress();
       // A resolved Promise runs its reactions on the microtask queue: give it a turn.
       await undefined;
@@ -763,7 +775,10 @@ export class Worker {
         lastYield = performance.now();
       }
     }
-    return p;
+    // Cleared here, synchronously with the last check: a settled() call after this point must
+    // start a new driver (a Promise.finally would clear it a microtask late, and a call in
+    // between would wait forever).
+    this.driver = undefined;
   }
 
   // --- closing -------------------------------------------------------------------------------

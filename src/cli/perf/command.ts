@@ -29,6 +29,8 @@ Options:
   --iterations N      round trips per latency point (default 1000); bandwidth rounds: N/10
   --mode M            progress mode: thread (default), polling, blocking
   --error-handling E  peer (default) or none (same-host shared memory)
+  --spin US           thread mode: how long the application thread spins for a completion
+  --thread-spin US    thread mode: how long the progress thread busy-polls after work
   --compare           also run ucx_perftest and node:net on the same sizes (local runs only)
   --json FILE         write the results as JSON
   --plot FILE.svg     draw latency and bandwidth against size, one line per system and test
@@ -48,6 +50,9 @@ interface PerfOptions {
   mode: ProgressMode;
   errorHandling: ErrorHandling;
   compare: boolean;
+  /** Worker spin budgets (µs), for tuning thread mode; unset: the library's defaults. */
+  spin?: number;
+  threadSpin?: number;
   json?: string;
   plot?: string;
 }
@@ -79,6 +84,8 @@ function parseOptions(args: readonly string[]): PerfOptions {
     else if (a === "--plot") o.plot = value(i++, a);
     else if (a === "--mode") o.mode = value(i++, a) as ProgressMode;
     else if (a === "--error-handling") o.errorHandling = value(i++, a) as ErrorHandling;
+    else if (a === "--spin") o.spin = Number(value(i++, a));
+    else if (a === "--thread-spin") o.threadSpin = Number(value(i++, a));
     else if (a === "--iterations") o.plan = { ...o.plan, iterations: Number(value(i++, a)) };
     else if (a === "--tests") {
       const tests = value(i++, a).split(",") as TestName[];
@@ -101,6 +108,10 @@ function parseOptions(args: readonly string[]): PerfOptions {
   if (!(Number.isInteger(o.port) && o.port >= 0 && o.port < 65536)) throw new UsageError("perf: --port must be 0..65535");
   if (o.compare && o.target) throw new UsageError("perf: --compare runs the baselines locally; use it without HOST:PORT");
   return o;
+}
+
+function workerOptions(o: PerfOptions) {
+  return { progressMode: o.mode, errorHandling: o.errorHandling, spinMicroseconds: o.spin, threadSpinMicroseconds: o.threadSpin };
 }
 
 /** Start `ucx-ts perf <args>` as a child and read the port from its first stdout line. */
@@ -133,7 +144,7 @@ export async function perfCommand(args: readonly string[], write: (t: string) =>
     return 0;
   }
   if (o.server) {
-    const worker = await Worker.create({ progressMode: o.mode, errorHandling: o.errorHandling });
+    const worker = await Worker.create(workerOptions(o));
     try {
       const listener = await worker.settled(worker.listen({ host: o.host, port: o.port }));
       process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
@@ -149,8 +160,12 @@ export async function perfCommand(args: readonly string[], write: (t: string) =>
 
   const rows: PerfRow[] = [];
   const system = `ucx-ts/${runtime}`;
-  const local = o.target ? undefined : await startChild(["--server", "--port", "0", "--host", "127.0.0.1", "--mode", o.mode, "--error-handling", o.errorHandling]);
-  const worker = await Worker.create({ progressMode: o.mode, errorHandling: o.errorHandling });
+  const local = o.target ? undefined : await startChild([
+        "--server", "--port", "0", "--host", "127.0.0.1", "--mode", o.mode, "--error-handling", o.errorHandling,
+        ...(o.spin !== undefined ? ["--spin", String(o.spin)] : []),
+        ...(o.threadSpin !== undefined ? ["--thread-spin", String(o.threadSpin)] : []),
+      ]);
+  const worker = await Worker.create(workerOptions(o));
   try {
     const ep = await worker.settled(worker.connect(o.target ?? { host: "127.0.0.1", port: local!.port }));
     await measure(worker, ep, o.plan, system, (r) => rows.push(r));
