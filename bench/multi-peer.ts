@@ -17,24 +17,16 @@
  * The client prints one JSON line: per variant, the median round in ms and its MB/s.
  */
 import process from "node:process";
+import { startBenchPeer, ucxTs } from "./bench-peer.ts";
 
-const lib = process.env.UCX_TS_BENCH_DIST === "1" ? "../dist/index.js" : "../src/index.ts";
-const { Worker, encodeHeaders, decodeHeader, HEADER_BYTES } = (await import(lib)) as typeof import("../src/index.ts");
-
-const [role, mode = "thread", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
-setTimeout(() => process.exit(3), 300_000).unref?.();
-
-const worker = await Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none" });
-const wait = <T>(p: Promise<T>) => worker.settled(p);
+const { encodeHeaders, decodeHeader, HEADER_BYTES } = ucxTs;
+const { role, worker, wait, ep, plan } = await startBenchPeer<{ frames: number; frameSize: number; rounds: number; warmup: number }>();
 const VARIANTS = ["multi", "manual", "pairs", "single", "single-fresh"] as const;
 const TAG_CONTROL = 1;
 const TAG_DATA = 2;
 const TAG_ACK = 3;
 
 if (role === "server") {
-  const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
-  process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
-  const ep = await wait(listener.accept());
   const control = new Float64Array(4);
   const ack = new Uint8Array(8);
   for (;;) {
@@ -57,8 +49,6 @@ if (role === "server") {
     }
   }
 } else {
-  const plan = JSON.parse(planText) as { frames: number; frameSize: number; rounds: number; warmup: number };
-  const ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
   const frames = Array.from({ length: plan.frames }, () => new Uint8Array(plan.frameSize).fill(7));
   const all = new Uint8Array(plan.frames * plan.frameSize).fill(7);
   const ack = new Uint8Array(8);

@@ -8,20 +8,12 @@
  * at the end) and am_bw (windows of amSend, each ended by the server's acknowledgement).
  */
 import process from "node:process";
+import { startBenchPeer } from "./bench-peer.ts";
 
-const lib = process.env.UCX_TS_BENCH_DIST === "1" ? "../dist/index.js" : "../src/index.ts";
-const { Worker } = (await import(lib)) as typeof import("../src/index.ts");
-
-const [role, mode = "thread", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
-setTimeout(() => process.exit(3), 300_000).unref?.();
-const worker = await Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none" });
-const wait = <T>(p: Promise<T>) => worker.settled(p);
+const { role, worker, wait, ep, plan } = await startBenchPeer<{ sizes: number[]; window: number; rounds: number }>();
 const MAX = 4 << 20;
 
 if (role === "server") {
-  const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
-  process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
-  const ep = await wait(listener.accept());
   // Memory allocated by UCX, as ucx_perftest's: shared-memory transports write it directly.
   const mem = await wait(worker.memMap(MAX, { allocator: process.env.UCX_TS_BENCH_ALLOCATOR === "js" ? "js" : "ucx" }));
   await wait(ep.send(await wait(mem.packRkey()), 1));
@@ -33,8 +25,6 @@ if (role === "server") {
     await wait(ep.send(new Uint8Array(1), 2));
   }
 } else {
-  const plan = JSON.parse(planText) as { sizes: number[]; window: number; rounds: number };
-  const ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
   const packed = new Uint8Array(1024);
   const { length } = await wait(worker.recv(packed, 1));
   const rkey = await wait(ep.unpackRkey(packed.subarray(0, length)));

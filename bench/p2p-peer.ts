@@ -7,22 +7,12 @@
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (machines without tsx), else the sources.
  */
-import process from "node:process";
+import { startBenchPeer } from "./bench-peer.ts";
 
-const lib = process.env.UCX_TS_BENCH_DIST === "1" ? "../dist/index.js" : "../src/index.ts";
-const { Worker } = (await import(lib)) as typeof import("../src/index.ts");
-
-const [role, mode = "polling", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
-setTimeout(() => process.exit(3), 300_000).unref?.();
-
-const worker = await Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none" });
-const wait = <T>(p: Promise<T>) => worker.settled(p);
+const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: [number, number, number][] }>();
 const MAX = 4 << 20;
 
 if (role === "server") {
-  const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
-  process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
-  const ep = await wait(listener.accept());
   const buf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
   for (;;) {
@@ -32,8 +22,6 @@ if (role === "server") {
     else if (tag === 4) await wait(ep.send(ack, 5));
   }
 } else {
-  const plan = JSON.parse(planText) as { latency: [number, number][]; bandwidth: [number, number, number][] };
-  const ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
   const out = new Uint8Array(MAX).fill(7);
   const back = new Uint8Array(MAX);
   const results: { kind: string; size: number; value: number; iterations: number }[] = [];

@@ -1,6 +1,6 @@
 // Running benchmark peers: a runtime's argv, a child to completion, and a server/client pair
 // (start the server, read the port it prints, run the client, return the client's JSON line).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 const bin = "node_modules/.bin";
 
@@ -50,3 +50,32 @@ export async function pair(serverArgv, clientArgv, env) {
     server.kill("SIGKILL");
   }
 }
+
+/** `--name a,b` from argv as ["a", "b"], or `def`; `--flag` presence with flag(). */
+export function options(argv) {
+  const opt = (name, def) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1].split(",") : def;
+  };
+  return { opt, flag: (name) => argv.includes(`--${name}`) };
+}
+
+/**
+ * One ucx_perftest run (server and client on 127.0.0.1; -e for peer error handling): the
+ * typical one-way latency in us and the average bandwidth in 10^6 B/s, or null.
+ */
+export function perftest(test, size, iterations, peer) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
+  spawnSync("sleep", ["0.3"]);
+  const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  server.kill("SIGKILL");
+  // Final: iterations, typical lat, avg lat, overall lat, avg bw (MB/s = 2^20 B/s), overall bw, ...
+  const m = /Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
+  return m ? { latencyUs: Number(m[1]), MBps: (Number(m[2]) * 1048576) / 1e6 } : null;
+}
+
+export const hasPerftest = () => !spawnSync("ucx_perftest", ["-h"]).error;

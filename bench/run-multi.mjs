@@ -6,15 +6,11 @@
 //                            [--errors none] [--frames 100] [--frame-size 65536] [--quick] [--dist]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { pair, runtimeArgv } from "./processes.mjs";
+import { options, pair, runtimeArgv } from "./processes.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1].split(",") : def;
-};
-const quick = args.includes("--quick");
-const dist = args.includes("--dist");
+const { opt, flag } = options(process.argv.slice(2));
+const quick = flag("quick");
+const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["thread", "polling"]);
 const errors = opt("errors", ["none"]);

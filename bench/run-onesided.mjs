@@ -4,45 +4,27 @@
 //   node bench/run-onesided.mjs [--runtimes node,deno,bun] [--modes thread,polling] [--errors none]
 //                               [--allocator ucx|js] [--quick] [--dist]
 // --allocator: who allocates the target memory (default ucx, as ucx_perftest does).
-import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { pair, runtimeArgv } from "./processes.mjs";
+import { hasPerftest, options, pair, perftest, runtimeArgv } from "./processes.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1].split(",") : def;
-};
-const quick = args.includes("--quick");
-const dist = args.includes("--dist");
+const { opt, flag } = options(process.argv.slice(2));
+const quick = flag("quick");
+const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["thread", "polling"]);
 const errors = opt("errors", ["none"]);
 const plan = { sizes: [65536, 1 << 20], window: 16, rounds: quick ? 10 : 60 };
 const allocator = opt("allocator", ["ucx"])[0];
 
-function perftest(test, size, iterations, peer) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
-  spawnSync("sleep", ["0.3"]);
-  const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  server.kill("SIGKILL");
-  const final = /Final:\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
-  return final ? (Number(final[1]) * 1048576) / 1e6 : null; // MB/s (2^20) -> 10^6 bytes/s
-}
-
 const rows = [];
-if (spawnSync("ucx_perftest", ["-h"]).error) console.log("ucx_perftest not found: no baseline");
+if (!hasPerftest()) console.log("ucx_perftest not found: no baseline");
 else
   for (const e of errors)
     for (const size of plan.sizes)
       for (const [kind, test] of [["put_bw", "ucp_put_bw"], ["am_bw", "ucp_am_bw"]]) {
         const v = perftest(test, size, plan.window * plan.rounds * 4, e === "peer");
-        if (v !== null) rows.push({ system: "ucx_perftest", mode: "-", errorHandling: e, kind, size, MBps: v });
+        if (v !== null) rows.push({ system: "ucx_perftest", mode: "-", errorHandling: e, kind, size, MBps: v.MBps });
       }
 for (const runtime of runtimes)
   for (const mode of modes)

@@ -4,18 +4,13 @@
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking]
 //                          [--errors none,peer] [--quick] [--dist]
-import { spawn, spawnSync } from "node:child_process";
-import { pair, run, runtimeArgv as baseArgv } from "./processes.mjs";
+import { hasPerftest, options, pair, perftest, run, runtimeArgv as baseArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1].split(",") : def;
-};
-const quick = args.includes("--quick");
-const dist = args.includes("--dist");
+const { opt, flag } = options(process.argv.slice(2));
+const quick = flag("quick");
+const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["polling", "thread", "blocking"]);
 const errors = opt("errors", ["none", "peer"]);
@@ -27,33 +22,24 @@ const plan = {
 
 const runtimeArgv = Object.fromEntries(["node", "deno", "bun"].map((r) => [r, baseArgv(r, dist)]));
 
-function perftest(test, size, iterations, peer) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
-  spawnSync("sleep", ["0.3"]);
-  const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  server.kill("SIGKILL");
-  const final = /Final:\s+\d+\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
-  if (!final) return null;
-  // tag_lat reports one-way latency (us): round trip is twice that; tag_bw reports MB/s (2^20).
-  return test === "tag_lat" ? Number(final[1]) * 2 : (Number(final[3]) * 1048576) / 1e6;
+/** ucx_perftest's figure in this table's units: round trip (twice tag_lat's one way), or MB/s. */
+function perftestValue(test, size, iterations, peer) {
+  const r = perftest(test, size, iterations, peer);
+  return r === null ? null : test === "tag_lat" ? r.latencyUs * 2 : r.MBps;
 }
 
 const rows = [];
 const record = (system, mode, errorHandling, r) => rows.push({ system, mode, errorHandling, ...r });
 
-if (spawnSync("ucx_perftest", ["-h"]).error) console.log("ucx_perftest not found: no ucx_perftest baseline");
+if (!hasPerftest()) console.log("ucx_perftest not found: no ucx_perftest baseline");
 else
   for (const e of errors) {
     for (const [size, it] of plan.latency) {
-      const v = perftest("tag_lat", size, it * 5, e === "peer");
+      const v = perftestValue("tag_lat", size, it * 5, e === "peer");
       if (v !== null) record("ucx_perftest", "-", e, { kind: "rtt_us_median", size, value: v, iterations: it * 5 });
     }
     for (const [size, w, rounds] of plan.bandwidth) {
-      const v = perftest("tag_bw", size, w * rounds, e === "peer");
+      const v = perftestValue("tag_bw", size, w * rounds, e === "peer");
       if (v !== null) record("ucx_perftest", "-", e, { kind: "bw_MBps", size, value: v, iterations: w * rounds });
     }
   }

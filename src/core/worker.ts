@@ -394,14 +394,21 @@ export class Worker {
   // --- addresses, endpoints, listeners -------------------------------------------------------
 
   /** This worker's UCP address: hand it to a peer, which connects with `connect(address)`. */
-  async address(): Promise<Uint8Array> {
-    let capacity = 4096;
+  address(): Promise<Uint8Array> {
+    return this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+  }
+
+  /**
+   * Bytes the executor copies out of UCX (worker address, packed remote key) into a buffer of
+   * ours: the executor answers UCS_ERR_BUFFER_TOO_SMALL with the size needed, and we ask again.
+   */
+  private async copyOut(fields: Partial<Submission> & { op: number }, capacity: number, operation: string): Promise<Uint8Array> {
     for (;;) {
       const out = new Uint8Array(capacity);
       const { promise } = this.request(
-        submission({ op: Op.WorkerAddress, address: this.addressOf(out), length: capacity }),
+        submission({ ...fields, address: this.addressOf(out), length: capacity }),
         out,
-        "ucp_worker_get_address",
+        operation,
         (length) => out.slice(0, length),
         (status, needed) => {
           if (status === UCS_ERR_BUFFER_TOO_SMALL) capacity = needed;
@@ -516,27 +523,8 @@ export class Worker {
   /** Registered memory by its ArrayBuffer: an operation whose local buffer is one holds its handle. */
   private readonly memoryOf = new WeakMap<ArrayBufferLike, MemoryHandle>();
   private readonly memoryOwner = {
-    packRkey: async (h: MemoryHandle): Promise<Uint8Array> => {
-      let capacity = 1024;
-      for (;;) {
-        const out = new Uint8Array(capacity);
-        const { promise } = this.request(
-          submission({ op: Op.RkeyPack, target: h.id, address: this.addressOf(out), length: capacity }),
-          out,
-          "ucp_rkey_pack",
-          (length) => packKey(h.address, h.length, out.subarray(0, length)),
-          (status, needed) => {
-            if (status === UCS_ERR_BUFFER_TOO_SMALL) capacity = needed;
-            return undefined;
-          },
-        );
-        try {
-          return await this.settled(promise);
-        } catch (e) {
-          if ((e as UcxError).code !== "UCS_ERR_BUFFER_TOO_SMALL") throw e;
-        }
-      }
-    },
+    packRkey: async (h: MemoryHandle): Promise<Uint8Array> =>
+      packKey(h.address, h.length, await this.copyOut({ op: Op.RkeyPack, target: h.id }, 1024, "ucp_rkey_pack")),
     unmap: async (h: MemoryHandle): Promise<void> => {
       h.detach((b) => backend().detachView(b));
       try {

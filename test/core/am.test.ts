@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { AmHeaderError, decodeAmHeader, encodeAmHeader, Worker, type AmMessage, type UcxError } from "../../src/index.ts";
-import { startPeer } from "../helpers/peer-process.ts";
+import { withPeer } from "../helpers/peer-process.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { ucpClientServer } from "../helpers/ucp-example.ts";
 import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
@@ -153,11 +153,7 @@ for (const mode of MODES) {
   const test = suite(`core/am two processes (${mode})`);
 
   test("an echo peer returns 0 B .. 256 MiB intact (eager and rendezvous)", async () => {
-    const peer = await startPeer(mode, "peer", "am");
-    const w = await Worker.create({ progressMode: mode });
-    const run = <T>(p: Promise<T>) => drive([w], p, 120_000);
-    try {
-      const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+    await withPeer(mode, "am", async ({ ep, run, peer }) => {
       for (const [k, size] of [0, 8, 1 << 20, 256 << 20].entries()) {
         const [m] = await run(Promise.all([ep.amRecv(), ep.amSend(pattern(size, k), { header: u8(k) })]));
         assert.ok(m.data.length === size && samePattern(m.data, k), `${size} bytes back`);
@@ -166,10 +162,7 @@ for (const mode of MODES) {
       const end = new TextEncoder().encode("end");
       await run(Promise.all([ep.amRecv(), ep.amSend(u8(), { header: end })]));
       assert.is(await run(peer.exited), 0);
-    } finally {
-      peer.kill();
-      await run(w.close());
-    }
+    });
   });
 
   test.run();

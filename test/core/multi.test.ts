@@ -11,11 +11,10 @@ import {
   FRAMES_PER_HEADER,
   HEADER_BYTES,
   HeaderFormatError,
-  Worker,
   type UcxError,
 } from "../../src/index.ts";
-import { startPeer } from "../helpers/peer-process.ts";
-import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+import { withPeer } from "../helpers/peer-process.ts";
+import { MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 // --- the header, byte for byte -------------------------------------------------------------
 
@@ -216,11 +215,7 @@ for (const mode of MODES) {
   const test = suite(`core/multi two processes (${mode})`);
 
   test("an echo peer returns batches of 1, 100, 101, 250, 1,000 frames and 64 MiB frames among empty ones", async () => {
-    const peer = await startPeer(mode, "peer", "multi");
-    const w = await Worker.create({ progressMode: mode });
-    const run = <T>(p: Promise<T>) => drive([w], p, 120_000);
-    try {
-      const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+    await withPeer(mode, "multi", async ({ ep, run, peer }) => {
       const batches = [[7], sizesOf(100), sizesOf(101), sizesOf(250), sizesOf(1000), [0, 64 << 20, 0, 1, 0, 64 << 20, 0]];
       for (const [k, sizes] of batches.entries()) {
         const [back] = await run(Promise.all([ep.recvMulti(2), ep.sendMulti(framesOf(sizes, k), 1)]));
@@ -230,10 +225,7 @@ for (const mode of MODES) {
       const [last] = await run(Promise.all([ep.recvMulti(2), ep.sendMulti([], 1)]));
       assert.equal(last, []);
       assert.is(await run(peer.exited), 0);
-    } finally {
-      peer.kill();
-      await run(w.close());
-    }
+    });
   });
 
   test.run();

@@ -7,8 +7,8 @@ import * as assert from "uvu/assert";
 import { Worker, type UcxError } from "../../src/index.ts";
 import { runtime } from "../../src/ffi/index.ts";
 import { skipWithReason } from "../helpers/skip.ts";
-import { startPeer } from "../helpers/peer-process.ts";
-import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+import { withPeer } from "../helpers/peer-process.ts";
+import { MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 const code = (e: unknown) => (e as UcxError).code;
 
@@ -167,19 +167,14 @@ for (const mode of MODES) {
   const test = suite(`core/rma two processes (${mode})`);
 
   test("put/get against another process's memory, flush ordering, and concurrent atomics from both processes", async () => {
-    const peer = await startPeer(mode, "peer", "rma");
-    const w = await Worker.create({ progressMode: mode });
-    const run = <T>(p: Promise<T>) => drive([w], p, 120_000);
-    const ask = async (tag: number, offset: number, length: number, seed: number) => {
-      const answer = new Uint8Array(1);
-      const r = w.recv(answer, tag + 1);
-      await run(ep.send(new Float64Array([offset, length, seed]), tag));
-      await run(r);
-      return answer[0];
-    };
-    let ep!: Awaited<ReturnType<typeof w.connect>>;
-    try {
-      ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+    await withPeer(mode, "rma", async ({ worker: w, ep, run, peer }) => {
+      const ask = async (tag: number, offset: number, length: number, seed: number) => {
+        const answer = new Uint8Array(1);
+        const r = w.recv(answer, tag + 1);
+        await run(ep.send(new Float64Array([offset, length, seed]), tag));
+        await run(r);
+        return answer[0];
+      };
       const packed = new Uint8Array(4096);
       const { length } = await run(w.recv(packed, 7));
       const rkey = await run(ep.unpackRkey(packed.subarray(0, length)));
@@ -204,10 +199,7 @@ for (const mode of MODES) {
       await run(rkey.destroy());
       await run(ep.send(new Float64Array(3), 0));
       assert.is(await run(peer.exited), 0);
-    } finally {
-      peer.kill();
-      await run(w.close());
-    }
+    });
   });
 
   test.run();

@@ -1,7 +1,9 @@
 /** Starting `peer.ts` in a child process and learning its port. */
 import { spawn, type ChildProcess } from "node:child_process";
 import process from "node:process";
+import { Worker, type Endpoint } from "../../src/index.ts";
 import { repoRoot, runtimeArgv } from "./spawn.ts";
+import { drive } from "./workers.ts";
 
 export interface PeerProcess {
   readonly child: ChildProcess;
@@ -41,4 +43,26 @@ export async function startPeer(mode: string, errorHandling: string, behaviour =
     });
   });
   return { child, port, exited, kill: (signal = "SIGKILL") => void child.kill(signal) };
+}
+
+/**
+ * Run `body` against a `peer.ts` process doing `behaviour`: a worker of this process connected
+ * to it, `run` to await while progressing that worker (with a deadline), and the peer, killed
+ * and the worker closed whatever happens.
+ */
+export async function withPeer(
+  mode: string,
+  behaviour: string,
+  body: (ctx: { worker: Worker; ep: Endpoint; run: <T>(p: Promise<T>) => Promise<T>; peer: PeerProcess }) => Promise<void>,
+): Promise<void> {
+  const peer = await startPeer(mode, "peer", behaviour);
+  const worker = await Worker.create({ progressMode: mode as "thread" });
+  const run = <T>(p: Promise<T>) => drive([worker], p, 120_000);
+  try {
+    const ep = await run(worker.connect({ host: "127.0.0.1", port: peer.port }));
+    await body({ worker, ep, run, peer });
+  } finally {
+    peer.kill();
+    await run(worker.close());
+  }
 }

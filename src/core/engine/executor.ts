@@ -397,11 +397,9 @@ export class Executor {
     if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
   }
 
-  private tagRecv(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
-    // UCX 1.13.1 does not fill `recv_info` when a receive completes in place (seen here), so
-    // never let it: with NO_IMM_CMPL every receive gets a request, whose info
-    // ucp_tag_recv_request_test reads. A receive already matched is finished at once.
-    const r = this.u.ucp_tag_recv_nbx(
+  /** ucp_tag_recv_nbx, always with a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL: see tagRecv). */
+  private postTagRecv(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): Pointer {
+    return this.u.ucp_tag_recv_nbx(
       this.worker,
       address,
       length,
@@ -409,6 +407,13 @@ export class Executor {
       tagArgument(maskLo, maskHi),
       this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL),
     );
+  }
+
+  private tagRecv(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
+    // UCX 1.13.1 does not fill `recv_info` when a receive completes in place (seen here), so
+    // never let it: with NO_IMM_CMPL every receive gets a request, whose info
+    // ucp_tag_recv_request_test reads. A receive already matched is finished at once.
+    const r = this.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
     if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
     const status = ptrIsError(r) ? UCS_INPROGRESS : this.u.ucp_request_check_status(r);
     if (status !== UCS_INPROGRESS) {
@@ -684,14 +689,7 @@ export class Executor {
     maskHi: number,
     onDone: PartDone,
   ): void {
-    const r = this.u.ucp_tag_recv_nbx(
-      this.worker,
-      address,
-      length,
-      tagArgument(tagLo, tagHi),
-      tagArgument(maskLo, maskHi),
-      this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL),
-    );
+    const r = this.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
     if (ptrIsError(r)) return onDone(r, 0, 0, 0);
     const part: Part = { request: r, kind: "tagRecv", onDone };
     // Already matched (an unexpected message was waiting) and the queue is empty: finish now.

@@ -1,0 +1,26 @@
+/**
+ * What every benchmark peer starts with, run by the runtime being measured:
+ *   <runtime> bench/<x>-peer.ts server <mode> <errorHandling>
+ *   <runtime> bench/<x>-peer.ts client <mode> <errorHandling> <port> <plan-json>
+ * A worker with that progress mode and error handling; the server listens on 127.0.0.1, prints
+ * {"port"} and accepts one endpoint, the client connects. Imports the built package when
+ * UCX_TS_BENCH_DIST=1 (machines without tsx), else the sources. A watchdog ends it after 5 min.
+ */
+import process from "node:process";
+
+const lib = process.env.UCX_TS_BENCH_DIST === "1" ? "../dist/index.js" : "../src/index.ts";
+export const ucxTs = (await import(lib)) as typeof import("../src/index.ts");
+
+export async function startBenchPeer<Plan>() {
+  const [role, mode = "thread", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
+  setTimeout(() => process.exit(3), 300_000).unref?.();
+  const worker = await ucxTs.Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none" });
+  const wait = <T>(p: Promise<T>) => worker.settled(p);
+  let ep;
+  if (role === "server") {
+    const listener = await wait(worker.listen({ port: 0, host: "127.0.0.1" }));
+    process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
+    ep = await wait(listener.accept());
+  } else ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
+  return { role: role as "server" | "client", worker, wait, ep, plan: JSON.parse(planText) as Plan };
+}
