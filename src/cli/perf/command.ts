@@ -115,7 +115,7 @@ function workerOptions(o: PerfOptions) {
 }
 
 /** Start `ucx-ts perf <args>` as a child and read the port from its first stdout line. */
-async function startChild(args: readonly string[]): Promise<{ port: number; exited: Promise<number | null>; kill(): void }> {
+async function startChild(args: readonly string[]): Promise<{ port: number; exited: Promise<number | null>; kill(): void; stderr(): string }> {
   const [cmd, ...pre] = selfArgv();
   const child = spawn(cmd!, [...pre, "perf", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
@@ -134,7 +134,7 @@ async function startChild(args: readonly string[]): Promise<{ port: number; exit
     });
     child.on("close", (code) => reject(new Error(`perf server exited (${code}): ${err}`)));
   });
-  return { port, exited, kill: () => void child.kill("SIGKILL") };
+  return { port, exited, kill: () => void child.kill("SIGKILL"), stderr: () => err };
 }
 
 export async function perfCommand(args: readonly string[], write: (t: string) => void): Promise<number> {
@@ -167,9 +167,16 @@ export async function perfCommand(args: readonly string[], write: (t: string) =>
       ]);
   const worker = await Worker.create(workerOptions(o));
   try {
-    const ep = await worker.settled(worker.connect(o.target ?? { host: "127.0.0.1", port: local!.port }));
-    await measure(worker, ep, o.plan, system, (r) => rows.push(r));
-    await worker.settled(ep.close()).catch(() => {});
+    try {
+      const ep = await worker.settled(worker.connect(o.target ?? { host: "127.0.0.1", port: local!.port }));
+      await measure(worker, ep, o.plan, system, (r) => rows.push(r));
+      await worker.settled(ep.close()).catch(() => {});
+    } catch (e) {
+      // The server's own words say more than "connection reset" on this side.
+      const said = local?.stderr().trim();
+      if (said && e instanceof Error) e.message += `\n(the perf server process said: ${said.split("\n").slice(-5).join(" | ")})`;
+      throw e;
+    }
   } finally {
     await worker.close();
     if (local && (await Promise.race([local.exited, new Promise((r) => setTimeout(() => r("timeout"), 5000))])) === "timeout") local.kill();
