@@ -48,6 +48,13 @@ export interface Backend {
    * A C function pointer that calls `fn`. It must be called on the thread that created it
    * (UCX calls ours from inside `ucp_worker_progress` on the thread that owns the worker);
    * pointer arguments arrive as Numbers. `close()` frees it: only once C can no longer call it.
+   *
+   * Called from another thread (measured 2026-11-23: C on the main thread calling, through
+   * qsort, a callback made on a node:worker_threads thread): koffi runs it on the owner's event
+   * loop and waits, but if the owner is blocked (Atomics.wait) it does NOT run and the call
+   * returns 0; Deno runs it and returns its value even with the owner blocked; Bun's
+   * `threadsafe` JSCallback queues it and returns at once (the result is lost), a plain one
+   * kills the process. Hence UCX is only ever progressed by the thread that made the callbacks.
    */
   callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
 }
