@@ -19,8 +19,9 @@ import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
-import { AmHeaderError, decodeAmHeader, ownerBytes, RESERVED_OWNER } from "./am/header.ts";
-import { AmInbox, DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
+import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
+import { DEFAULT_AM_LIMITS, type AmInbox, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
+import { AmRouter, type AmHandler } from "./am/router.ts";
 import { Requests } from "./requests.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
@@ -60,8 +61,7 @@ export interface WorkerOptions {
   readonly am?: AmQueueLimits;
 }
 
-/** A handler for active messages: runs on the application thread. */
-export type AmHandler = (message: AmMessage, endpoint: Endpoint | undefined) => void;
+export type { AmHandler } from "./am/router.ts";
 
 export interface RecvResult {
   /** The sender's tag (a Number when it fits in 53 bits, else a BigInt). */
@@ -140,7 +140,7 @@ export class Worker {
     if (!(Number.isInteger(am.maxQueuedMessages) && am.maxQueuedMessages >= 0 && Number.isSafeInteger(am.maxQueuedBytes) && am.maxQueuedBytes >= 0)) {
       throw invalidArgument("am.maxQueuedMessages and am.maxQueuedBytes must be non-negative integers");
     }
-    w.amLimits = am;
+    w.amRouter = new AmRouter(am);
     const spins = defaultSpins();
     const engineOptions: EngineOptions = {
       features: options.features ?? DEFAULT_FEATURES,
@@ -226,7 +226,7 @@ export class Worker {
   }
 
   private updateActive(): void {
-    this.engine.setActive(this.requests.size > 0 || this.listeners.size > 0 || this.amWaiting > 0 || this.amHandlers.size > 0);
+    this.engine.setActive(this.requests.size > 0 || this.listeners.size > 0 || this.amWaiting > 0 || this.amRouter.handlerCount > 0);
   }
 
   private onCompletion(ring: Ring, w: number): void {
@@ -243,25 +243,19 @@ export class Worker {
     else if (kind === CompletionKind.AmMessage) this.onActiveMessage(id, status, value, tagLo);
   }
 
-  // --- active messages -----------------------------------------------------------------------
+  // --- active messages (routing in am/router.ts) ----------------------------------------------
 
-  private amLimits: Required<AmQueueLimits> = DEFAULT_AM_LIMITS;
-  /** Unread active messages by endpoint id (0: a sender with no endpoint here). */
-  private readonly amInboxes = new Map<number, AmInbox>();
-  /** Handlers by raw UCX AM id, and by UCXX receiver callback ("owner\0id"). */
-  private readonly amHandlers = new Map<string, AmHandler>();
+  private amRouter = new AmRouter(DEFAULT_AM_LIMITS);
   private amWaiting = 0;
 
   /** @internal The inbox of endpoint `id` (0: messages from senders without an endpoint here). */
   amInbox(id: number): AmInbox {
-    let inbox = this.amInboxes.get(id);
-    if (!inbox) this.amInboxes.set(id, (inbox = new AmInbox(this.amLimits)));
-    return inbox;
+    return this.amRouter.inbox(id);
   }
 
   /** @internal Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
   amTake(id: number, signal?: AbortSignal): Promise<AmMessage> {
-    const p = id >= 0 ? this.amInbox(id).take(signal) : this.amTakeAny(signal);
+    const p = this.amRouter.take(id, signal);
     this.amWaiting++;
     this.updateActive();
     const done = () => {
@@ -281,24 +275,6 @@ export class Worker {
     return this.amTake(-1, options.signal);
   }
 
-  /** Receives from any endpoint waiting for a message (`worker.amRecv()`). */
-  private readonly anyAmInbox = new AmInbox({ maxQueuedMessages: 0, maxQueuedBytes: 0 });
-  private amArrivals = 0;
-
-  private amTakeAny(signal?: AbortSignal): Promise<AmMessage> {
-    let oldest: AmInbox | undefined;
-    for (const inbox of this.amInboxes.values()) {
-      const seq = inbox.oldest;
-      if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
-    }
-    return oldest ? oldest.take() : this.anyAmInbox.take(signal);
-  }
-
-  /** Where an arriving message goes: its endpoint's waiter, else a waiter for any, else the queue. */
-  private amDestination(inbox: AmInbox): AmInbox {
-    return inbox.waiting === 0 && this.anyAmInbox.waiting > 0 ? this.anyAmInbox : inbox;
-  }
-
   /**
    * Receive the messages peers address to UCXX receiver callback (owner, id) with
    * `amSend(data, { callback: { owner, id } })`. Returns a function that removes the handler.
@@ -311,7 +287,7 @@ export class Worker {
     } catch (e) {
       throw invalidArgument((e as Error).message);
     }
-    return this.addAmHandler(`${owner}\0${BigInt.asUintN(64, BigInt(id))}`, handler);
+    return this.addAmHandler(AmRouter.callbackKey(owner, id), handler);
   }
 
   /**
@@ -322,7 +298,7 @@ export class Worker {
   async onAm(amId: number, handler: AmHandler): Promise<() => void> {
     if (!Number.isInteger(amId) || amId < 1 || amId > 0xffff) throw invalidArgument(`AM id must be an integer from 1 to 65535, got ${amId}`);
     if (!this.features.includes("am")) throw invalidArgument("active messages need the 'am' feature");
-    const off = this.addAmHandler(`#${amId}`, handler);
+    const off = this.addAmHandler(AmRouter.rawKey(amId), handler);
     try {
       await this.settled(this.request(submission({ op: Op.AmRegister, target: amId }), null, "ucp_worker_set_am_recv_handler", () => undefined).promise);
     } catch (e) {
@@ -334,57 +310,17 @@ export class Worker {
 
   private addAmHandler(key: string, handler: AmHandler): () => void {
     if (typeof handler !== "function") throw invalidArgument("the handler must be a function");
-    if (this.amHandlers.has(key)) throw invalidArgument("a handler is already registered for that id");
-    this.amHandlers.set(key, handler);
+    const off = this.amRouter.addHandler(key, handler);
     this.updateActive();
     return () => {
-      if (this.amHandlers.get(key) === handler) this.amHandlers.delete(key);
+      off();
       this.updateActive();
     };
   }
 
   private onActiveMessage(endpointId: number, status: number, eventId: number, amId: number): void {
-    const payload = this.engine.takePayload(eventId);
     const endpoint = this.endpoints.get(endpointId);
-    const inbox = this.amDestination(this.amInbox(endpoint ? endpointId : 0));
-    const seq = this.amArrivals++;
-    const data = new Uint8Array(payload?.buffers?.[0] ?? new ArrayBuffer(0));
-    const raw = payload?.header ?? new Uint8Array(0);
-    if (status !== UCS_OK) return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), seq);
-    if (amId !== 0) {
-      const handler = this.amHandlers.get(`#${amId}`);
-      if (handler) this.runAmHandler(handler, { data, header: raw, memoryType: 0 }, endpoint);
-      return; // no handler any more: dropped, as UCX itself does for an id nobody handles
-    }
-    let header;
-    try {
-      header = decodeAmHeader(raw);
-    } catch (e) {
-      if (!(e instanceof AmHeaderError)) throw e;
-      return inbox.putError(new UcxError("UCX_TS_PROTOCOL_ERROR", `amRecv: a message was refused: ${e.message}`), seq);
-    }
-    if (header.memoryType !== 0 && header.memoryTypePolicy === 1) {
-      // Received into host memory already (no device allocator yet); the sender asked for an error.
-      return inbox.putError(new UcxError("UCX_TS_UNSUPPORTED", `amRecv: a message for memory type ${header.memoryType} was refused: no allocator for it here`), seq);
-    }
-    const message: AmMessage = { data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
-    if (header.callback) {
-      const handler = this.amHandlers.get(`${header.callback.owner}\0${header.callback.id}`);
-      if (handler) return this.runAmHandler(handler, message, endpoint);
-    }
-    inbox.put(message, seq);
-  }
-
-  private runAmHandler(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
-    try {
-      handler(message, endpoint);
-    } catch (e) {
-      // A throwing handler must not break the delivery of other completions: report it as any
-      // uncaught error would be.
-      queueMicrotask(() => {
-        throw e;
-      });
-    }
+    this.amRouter.route(endpoint ? endpointId : 0, endpoint, status, this.engine.takePayload(eventId), amId);
   }
 
   private assertOpen(): void {
@@ -784,8 +720,7 @@ export class Worker {
         for (const h of this.memories.values()) h.detach((b) => backend().detachView(b));
         await this.engine.stop();
         this.#closed = true;
-        for (const inbox of [...this.amInboxes.values(), this.anyAmInbox]) inbox.close(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
-        this.amHandlers.clear();
+        this.amRouter.closeAll(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
         this.requests.abandonAll(UCS_ERR_CANCELED);
         this.listeners.clear();
         this.endpoints.clear();

@@ -11,6 +11,8 @@ export interface PeerProcess {
   /** Resolves with the exit code (or signal name) when the process ends. */
   readonly exited: Promise<number | string>;
   kill(signal?: NodeJS.Signals): void;
+  /** What the peer wrote on stderr so far. */
+  stderr(): string;
 }
 
 export async function startPeer(mode: string, errorHandling: string, behaviour = "echo"): Promise<PeerProcess> {
@@ -42,7 +44,7 @@ export async function startPeer(mode: string, errorHandling: string, behaviour =
       reject(new Error(`peer exited (${code}) before listening; stderr: ${stderr}`));
     });
   });
-  return { child, port, exited, kill: (signal = "SIGKILL") => void child.kill(signal) };
+  return { child, port, exited, kill: (signal = "SIGKILL") => void child.kill(signal), stderr: () => stderr };
 }
 
 /**
@@ -61,6 +63,11 @@ export async function withPeer(
   try {
     const ep = await run(worker.connect({ host: "127.0.0.1", port: peer.port }));
     await body({ worker, ep, run, peer });
+  } catch (e) {
+    // A peer that went away says why on its stderr (a crash, an exception): show it.
+    const exit = await Promise.race([peer.exited, new Promise((r) => setTimeout(() => r("still running"), 1000))]);
+    if (e instanceof Error) e.message += `\n--- the peer process (exit: ${exit}) wrote on stderr:\n${peer.stderr().slice(-3000)}`;
+    throw e;
   } finally {
     peer.kill();
     await run(worker.close());

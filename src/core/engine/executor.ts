@@ -25,6 +25,9 @@ import {
   splitTag,
 } from "./records.ts";
 import type { Ring } from "./ring.ts";
+import { ActiveMessages } from "./active-messages.ts";
+import type { EndpointState, OpHost } from "./op-host.ts";
+import { RemoteMemory } from "./remote-memory.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
 
@@ -36,7 +39,6 @@ const UCS_ERR_BUFFER_TOO_SMALL = -11;
 const UCS_ERR_NO_ELEM = -12;
 const UCS_ERR_CANCELED = -16;
 const UCS_ERR_NOT_CONNECTED = -24;
-const UCS_ERR_NO_MEMORY = -4;
 
 export interface ExecutorOptions {
   readonly features: readonly Feature[];
@@ -65,19 +67,6 @@ interface Inflight {
   readonly closes?: number;
 }
 
-/** One active message on its way to the application, in its (endpoint, AM id) order. */
-interface AmSlot {
-  readonly amId: number;
-  readonly endpoint: number;
-  readonly header: Uint8Array;
-  buffer: ArrayBuffer | undefined;
-  status: number;
-  ready: boolean;
-}
-
-/** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
-const EVENT_ID_FIRST = 0x80000000;
-
 /** One message of a multi-buffer batch in flight; its batch is told, not the application. */
 interface Part {
   readonly request: Pointer;
@@ -96,13 +85,6 @@ interface PartQueue {
   next: number;
 }
 
-interface EndpointState {
-  handle: Pointer;
-  /** Created with UCP_ERR_HANDLING_MODE_PEER: only such endpoints may be force-closed (ucp.h). */
-  peer: boolean;
-  /** Set when UCX reported the endpoint failed; sends fail fast afterwards. */
-  failed: number;
-}
 
 export class Executor {
   private readonly u: Ucx;
@@ -110,10 +92,6 @@ export class Executor {
   readonly worker: Pointer;
   private readonly endpoints = new Map<number, EndpointState>();
   private readonly listeners = new Map<number, Pointer>();
-  /** Registered memory (ucp_mem_h) by the application's memory id. */
-  private readonly memories = new Map<number, Pointer>();
-  /** Unpacked remote keys (ucp_rkey_h) by the application's key id, with their endpoint. */
-  private readonly rkeys = new Map<number, { handle: Pointer; endpoint: number }>();
   private readonly inflight = new Map<number, Inflight>();
   /** Multi-buffer batches by request id, until their one completion. */
   private readonly batches = new Map<number, MultiSend | MultiReceive>();
@@ -124,19 +102,12 @@ export class Executor {
   private readonly failedEndpoints: number[] = [];
   private readonly connCallback: NativeCallback;
   private readonly errorCallback: NativeCallback;
-  /** UCX's AM handler (set up when the context has the "am" feature). */
-  private readonly amCallback: NativeCallback | undefined;
   /** Our endpoint id by UCX handle: an active message names its sender by the reply endpoint. */
   private readonly endpointByHandle = new Map<Pointer, number>();
-  /** Rendezvous active messages announced inside the callback, fetched right after progress. */
-  private readonly pendingAm: { desc: Pointer; length: number; slot: AmSlot }[] = [];
-  /**
-   * Active messages per (endpoint, AM id) in arrival order: a rendezvous message is ready only
-   * when its data is fetched, and the eager ones behind it wait for it, so delivery keeps the
-   * order UCX received them in.
-   */
-  private readonly amOrder = new Map<string, AmSlot[]>();
-  private nextEventId = EVENT_ID_FIRST;
+  /** Registered memory, remote keys, RMA and atomics (remote-memory.ts). */
+  private readonly rma: RemoteMemory;
+  /** Active messages (active-messages.ts), when the context has the "am" feature. */
+  private readonly am: ActiveMessages | undefined;
 
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
@@ -183,12 +154,24 @@ export class Executor {
     this.errorCallback = u.callback(callbackTypes.ucp_err_handler_cb_t, (arg: number, _ep: number, status: number) =>
       this.onEndpointError(arg, status),
     );
-    if (options.features.includes("am")) {
-      this.amCallback = u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
-        this.onActiveMessage(arg, header, headerLength, data, length, param),
-      );
-      this.setAmHandler(0); // UCXX's AM id
-    }
+    const host: OpHost = {
+      u,
+      worker: this.worker,
+      contextHandle: this.context.handle,
+      out: this.out,
+      param: this.param,
+      endpoint: (id) => this.endpoints.get(id),
+      endpointIdOf: (handle) => this.endpointByHandle.get(handle) ?? 0,
+      done: (id, status, value) => this.done(id, status, value),
+      track: (id, result, endpoint) => this.track(id, result, "send", endpoint),
+      params: (mask, flags) => this.params(mask, flags),
+      copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes, address, capacity),
+      queueRequest: (owner, r) => this.queuePart(owner, r),
+      emit: (c) => this.emit(c),
+      deliver: (p) => this.deliver(p),
+    };
+    this.rma = new RemoteMemory(host);
+    if (options.features.includes("am")) this.am = new ActiveMessages(host);
     this.parts = {
       sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
       recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone) =>
@@ -259,26 +242,27 @@ export class Executor {
           maxHeaders: ring.f64[f + SUB.handle]!,
         });
       case Op.MemMap:
-        return this.memMap(id, target, address, length);
+        return this.rma.memMap(id, target, address, length);
       case Op.MemUnmap:
-        return this.memUnmap(id, target);
+        return this.rma.memUnmap(id, target);
       case Op.RkeyPack:
-        return this.rkeyPack(id, target, address, length);
+        return this.rma.rkeyPack(id, target, address, length);
       case Op.RkeyUnpack:
-        return this.rkeyUnpack(id, target, address, length, u32[w + SUB.flags]!);
+        return this.rma.rkeyUnpack(id, target, address, length, u32[w + SUB.flags]!);
       case Op.RkeyDestroy:
-        return this.rkeyDestroy(id, u32[w + SUB.flags]!);
+        return this.rma.rkeyDestroy(id, u32[w + SUB.flags]!);
       case Op.Put:
       case Op.Get:
-        return this.rma(op, id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!);
+        return this.rma.rma(op, id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!);
       case Op.Atomic:
-        return this.atomic(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]! !== 0);
+        return this.rma.atomic(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]! !== 0);
       case Op.WorkerFence:
         return this.done(id, this.u.ucp_worker_fence(this.worker));
       case Op.AmSend:
-        return this.amSend(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
+        if (!this.am) return this.done(id, UCS_ERR_INVALID_PARAM);
+        return this.am.amSend(id, target, address, length, ring.f64[f + SUB.handle]!, u32[w + SUB.flags]!, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
       case Op.AmRegister:
-        return this.done(id, this.amCallback ? this.setAmHandler(target) : UCS_ERR_INVALID_PARAM);
+        return this.done(id, this.am ? this.am.setAmHandler(target) : UCS_ERR_INVALID_PARAM);
       case Op.Stop:
         return; // handled by the mode, which calls destroy()
       default:
@@ -294,7 +278,7 @@ export class Executor {
     const u = this.u;
     let events = u.ucp_worker_progress(this.worker);
     while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
-    while (this.pendingAm.length > 0) this.fetchActiveMessage(this.pendingAm.shift()!);
+    this.am?.fetchPending();
     if (this.partQueues.size > 0) events += this.progressParts();
     if (this.inflight.size === 0) return events;
     for (const [id, r] of this.inflight) {
@@ -464,181 +448,6 @@ export class Executor {
     } else batch?.cancel();
   }
 
-  // --- memory registration, remote keys, RMA, atomics ----------------------------------------
-
-  /**
-   * Register `length` bytes at `address`, or, with address 0, let UCX allocate them
-   * (UCP_MEM_MAP_ALLOCATE: shared-memory transports can then reach the memory directly).
-   * value = the address of the memory.
-   */
-  private memMap(id: number, memory: number, address: number, length: number): void {
-    const u = this.u;
-    const p = u.struct("ucp_mem_map_params_t");
-    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH | C.UCP_MEM_MAP_PARAM_FIELD_FLAGS);
-    p.set("address", address);
-    p.set("length", length);
-    p.set("flags", address === 0 ? C.UCP_MEM_MAP_ALLOCATE : 0);
-    const status = u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address());
-    if (status !== UCS_OK) return this.done(id, status);
-    const memh = this.out.pointer();
-    this.memories.set(memory, memh);
-    if (address !== 0) return this.done(id, UCS_OK, address);
-    const attr = u.struct("ucp_mem_attr_t");
-    attr.set("field_mask", C.UCP_MEM_ATTR_FIELD_ADDRESS | C.UCP_MEM_ATTR_FIELD_LENGTH);
-    const q = u.ucp_mem_query(memh, u.addressOf(attr.bytes));
-    this.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
-  }
-
-  private memUnmap(id: number, memory: number): void {
-    const memh = this.memories.get(memory);
-    if (memh === undefined) return this.done(id, UCS_ERR_NO_ELEM);
-    this.memories.delete(memory);
-    this.done(id, this.u.ucp_mem_unmap(this.context.handle, memh));
-  }
-
-  private rkeyPack(id: number, memory: number, address: number, capacity: number): void {
-    const u = this.u;
-    const memh = this.memories.get(memory);
-    if (memh === undefined) return this.done(id, UCS_ERR_NO_ELEM);
-    const status = u.ucp_rkey_pack(this.context.handle, memh, this.out.address(0), this.out.address(1));
-    if (status !== UCS_OK) return this.done(id, status);
-    const packed = this.out.pointer(0);
-    try {
-      this.copyOut(id, new Uint8Array(u.view(packed, this.out.pointer(1))), address, capacity);
-    } finally {
-      u.ucp_rkey_buffer_release(packed);
-    }
-  }
-
-  private rkeyUnpack(id: number, ep: number, address: number, length: number, key: number): void {
-    const e = this.endpoint(ep);
-    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
-    if (e.failed) return this.done(id, e.failed);
-    if (length === 0) return this.done(id, UCS_ERR_INVALID_PARAM);
-    const status = this.u.ucp_ep_rkey_unpack(e.handle, address, this.out.address());
-    if (status === UCS_OK) this.rkeys.set(key, { handle: this.out.pointer(), endpoint: ep });
-    this.done(id, status);
-  }
-
-  private rkeyDestroy(id: number, key: number): void {
-    const r = this.rkeys.get(key);
-    if (r) {
-      this.rkeys.delete(key);
-      this.u.ucp_rkey_destroy(r.handle);
-    }
-    this.done(id, UCS_OK);
-  }
-
-  /** The endpoint and remote key of an RMA operation, or the status that refuses it. */
-  private rmaTarget(ep: number, key: number): { e: EndpointState; rkey: Pointer } | number {
-    const e = this.endpoint(ep);
-    if (!e) return UCS_ERR_NOT_CONNECTED;
-    if (e.failed) return e.failed;
-    const r = this.rkeys.get(key);
-    // A key unpacked for another endpoint describes another peer's memory: refuse it.
-    if (!r || r.endpoint !== ep) return UCS_ERR_INVALID_PARAM;
-    return { e, rkey: r.handle };
-  }
-
-  private rma(op: Op, id: number, ep: number, address: number, length: number, remote: number, key: number): void {
-    const t = this.rmaTarget(ep, key);
-    if (typeof t === "number") return this.done(id, t);
-    const call = op === Op.Put ? this.u.ucp_put_nbx : this.u.ucp_get_nbx;
-    const r = call(t.e.handle, address, length, remote, t.rkey, this.params(0));
-    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
-  }
-
-  private atomic(id: number, ep: number, scratch: number, size: number, remote: number, key: number, opcode: number, fetch: boolean): void {
-    const t = this.rmaTarget(ep, key);
-    if (typeof t === "number") return this.done(id, t);
-    const p = this.param;
-    // ucp_dt_make_contig(size): the operand's width; the reply buffer receives the old value.
-    p.set("datatype", size << C.UCP_DATATYPE_SHIFT);
-    p.set("reply_buffer", scratch + 8);
-    const mask = C.UCP_OP_ATTR_FIELD_DATATYPE | (fetch ? C.UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0);
-    const r = this.u.ucp_atomic_op_nbx(t.e.handle, opcode, scratch, 1, remote, t.rkey, this.params(mask));
-    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK);
-  }
-
-  // --- active messages -----------------------------------------------------------------------
-
-  private setAmHandler(amId: number): number {
-    const u = this.u;
-    const p = u.struct("ucp_am_handler_param_t");
-    p.set("field_mask", C.UCP_AM_HANDLER_PARAM_FIELD_ID | C.UCP_AM_HANDLER_PARAM_FIELD_CB | C.UCP_AM_HANDLER_PARAM_FIELD_ARG);
-    p.set("id", amId);
-    p.set("cb", this.amCallback!.address);
-    p.set("arg", amId);
-    return u.ucp_worker_set_am_recv_handler(this.worker, u.addressOf(p.bytes));
-  }
-
-  private amSend(id: number, ep: number, address: number, length: number, header: number, headerLength: number, amId: number, flags: number): void {
-    const e = this.endpoint(ep);
-    if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
-    if (e.failed) return this.done(id, e.failed);
-    const r = this.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
-    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
-  }
-
-  /**
-   * UCX's AM callback, inside ucp_worker_progress. Eager data is valid only during the call:
-   * copy it. Rendezvous data is fetched after progress (returning UCS_INPROGRESS keeps UCX's
-   * descriptor), into memory allocated here; both reach the application as a payload.
-   */
-  private onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
-    const u = this.u;
-    const p = u.structAt("ucp_am_recv_param_t", param);
-    const attr = p.getNumber("recv_attr");
-    const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? p.getNumber("reply_ep") : 0;
-    const endpoint = this.endpointByHandle.get(reply) ?? 0;
-    const headerBytes = headerLength > 0 ? new Uint8Array(u.view(header, headerLength)).slice() : new Uint8Array(0);
-    const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, status: UCS_OK, ready: false };
-    const key = `${endpoint}:${amId}`;
-    const order = this.amOrder.get(key);
-    if (order) order.push(slot);
-    else this.amOrder.set(key, [slot]);
-    if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
-      this.pendingAm.push({ desc: data, length, slot });
-      return UCS_INPROGRESS;
-    }
-    const buffer = new ArrayBuffer(length);
-    if (length > 0) new Uint8Array(buffer).set(new Uint8Array(u.view(data, length)));
-    this.amReady(slot, buffer, UCS_OK);
-    return UCS_OK;
-  }
-
-  private fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
-    let buffer: ArrayBuffer;
-    try {
-      buffer = new ArrayBuffer(m.length);
-    } catch {
-      this.u.ucp_am_data_release(this.worker, m.desc);
-      return this.amReady(m.slot, new ArrayBuffer(0), UCS_ERR_NO_MEMORY);
-    }
-    const r = this.u.ucp_am_recv_data_nbx(this.worker, m.desc, this.u.addressOf(new Uint8Array(buffer)), m.length, this.params(0));
-    const finish = (status: number) => this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
-    if (r === 0) return finish(UCS_OK);
-    if (ptrIsError(r)) return finish(r);
-    this.queuePart(m, { request: r, kind: "send", onDone: finish });
-  }
-
-  /** `slot`'s data is in: deliver it and every ready message behind it, in order. */
-  private amReady(slot: AmSlot, buffer: ArrayBuffer, status: number): void {
-    slot.buffer = buffer;
-    slot.status = status;
-    slot.ready = true;
-    const key = `${slot.endpoint}:${slot.amId}`;
-    const order = this.amOrder.get(key)!;
-    while (order.length > 0 && order[0]!.ready) {
-      const s = order.shift()!;
-      const id = this.nextEventId;
-      this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
-      this.deliver({ id, buffers: [s.buffer!], header: s.header, amId: s.amId });
-      this.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
-    }
-    if (order.length === 0) this.amOrder.delete(key);
-  }
-
   // --- multi-buffer batches (multi-transfer.ts) ---------------------------------------------
 
   private multiSend(id: number, ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
@@ -728,19 +537,10 @@ export class Executor {
     this.done(id, status);
   }
 
-  /** Remote keys are unpacked per endpoint: destroy them before their endpoint goes. */
-  private destroyRkeysOf(ep: number): void {
-    for (const [key, r] of this.rkeys) {
-      if (r.endpoint !== ep) continue;
-      this.u.ucp_rkey_destroy(r.handle);
-      this.rkeys.delete(key);
-    }
-  }
-
   private endpointClose(id: number, ep: number, force: boolean): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
-    this.destroyRkeysOf(ep);
+    this.rma.destroyRkeysOf(ep);
     this.endpointByHandle.delete(e.handle);
     // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
     // UCX answers UCS_ERR_INVALID_PARAM otherwise): a "none" endpoint always flushes and closes.
@@ -855,7 +655,7 @@ export class Executor {
   private closeFailed(ep: number): void {
     const e = this.endpoints.get(ep);
     if (!e) return;
-    this.destroyRkeysOf(ep);
+    this.rma.destroyRkeysOf(ep);
     this.endpointByHandle.delete(e.handle);
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);
@@ -919,7 +719,7 @@ export class Executor {
     const u = this.u;
     for (const r of this.inflight.values()) u.ucp_request_cancel(this.worker, r.request);
     for (const owner of [...this.partQueues.keys()]) this.parts.cancelParts(owner);
-    for (const m of this.pendingAm.splice(0)) u.ucp_am_data_release(this.worker, m.desc);
+    this.am?.releasePending();
     for (let i = 0; i < 1000 && (this.inflight.size > 0 || this.partQueues.size > 0); i++) {
       this.progress();
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
@@ -932,8 +732,7 @@ export class Executor {
     this.releaseInflight();
     for (const h of this.listeners.values()) u.ucp_listener_destroy(h);
     this.listeners.clear();
-    for (const r of this.rkeys.values()) u.ucp_rkey_destroy(r.handle);
-    this.rkeys.clear();
+    this.rma.destroyRkeys();
     for (const [id, e] of this.endpoints) {
       const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0));
       if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + id, { request: r, kind: "close", endpoint: id });
@@ -946,11 +745,10 @@ export class Executor {
     this.releaseInflight();
     u.ucp_worker_destroy(this.worker);
     for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
-    for (const memh of this.memories.values()) u.ucp_mem_unmap(this.context.handle, memh);
-    this.memories.clear();
+    this.rma.unmapAll();
     this.context.close();
     this.connCallback.close();
     this.errorCallback.close();
-    this.amCallback?.close();
+    this.am?.close();
   }
 }

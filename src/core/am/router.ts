@@ -1,0 +1,117 @@
+/**
+ * Where an arriving active message goes, on the application thread: to a raw-id handler, to a
+ * UCXX receiver callback, or to its endpoint's inbox (through UCXX's header, which it checks);
+ * a receive from any endpoint takes the oldest unread message of all inboxes, or the next to
+ * arrive that no endpoint's receive is waiting for.
+ */
+import { UcxError } from "../errors.ts";
+import type { Endpoint } from "../endpoint.ts";
+import type { Payload } from "../engine/payload.ts";
+import { describeStatus } from "../library.ts";
+import { AmHeaderError, decodeAmHeader } from "./header.ts";
+import { AmInbox, type AmMessage, type AmQueueLimits } from "./inbox.ts";
+
+/** A handler for active messages: runs on the application thread. */
+export type AmHandler = (message: AmMessage, endpoint: Endpoint | undefined) => void;
+
+const UCS_OK = 0;
+
+export class AmRouter {
+  /** Unread active messages by endpoint id (0: a sender with no endpoint here). */
+  private readonly inboxes = new Map<number, AmInbox>();
+  /** Receives from any endpoint waiting for a message (`worker.amRecv()`). */
+  private readonly anyInbox = new AmInbox({ maxQueuedMessages: 0, maxQueuedBytes: 0 });
+  /** Handlers by raw UCX AM id and by UCXX receiver callback. */
+  private readonly handlers = new Map<string, AmHandler>();
+  private arrivals = 0;
+
+  constructor(private readonly limits: Required<AmQueueLimits>) {}
+
+  static callbackKey(owner: string, id: number | bigint): string {
+    return `${owner}\0${BigInt.asUintN(64, BigInt(id))}`;
+  }
+
+  static rawKey(amId: number): string {
+    return `#${amId}`;
+  }
+
+  get handlerCount(): number {
+    return this.handlers.size;
+  }
+
+  inbox(id: number): AmInbox {
+    let inbox = this.inboxes.get(id);
+    if (!inbox) this.inboxes.set(id, (inbox = new AmInbox(this.limits)));
+    return inbox;
+  }
+
+  /** The next message of inbox `id`, or with -1 of any inbox in arrival order. */
+  take(id: number, signal?: AbortSignal): Promise<AmMessage> {
+    if (id >= 0) return this.inbox(id).take(signal);
+    let oldest: AmInbox | undefined;
+    for (const inbox of this.inboxes.values()) {
+      const seq = inbox.oldest;
+      if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
+    }
+    return oldest ? oldest.take() : this.anyInbox.take(signal);
+  }
+
+  /** Register `handler` under `key`; returns the function that removes it. */
+  addHandler(key: string, handler: AmHandler): () => void {
+    if (this.handlers.has(key)) throw new UcxError("UCX_TS_INVALID_ARGUMENT", "a handler is already registered for that id");
+    this.handlers.set(key, handler);
+    return () => {
+      if (this.handlers.get(key) === handler) this.handlers.delete(key);
+    };
+  }
+
+  route(endpointId: number, endpoint: Endpoint | undefined, status: number, payload: Payload | undefined, amId: number): void {
+    const own = this.inbox(endpointId);
+    // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
+    const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
+    const seq = this.arrivals++;
+    const data = new Uint8Array(payload?.buffers?.[0] ?? new ArrayBuffer(0));
+    const raw = payload?.header ?? new Uint8Array(0);
+    if (status !== UCS_OK) return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), seq);
+    if (amId !== 0) {
+      const handler = this.handlers.get(AmRouter.rawKey(amId));
+      if (handler) run(handler, { data, header: raw, memoryType: 0 }, endpoint);
+      return; // no handler any more: dropped, as UCX itself does for an id nobody handles
+    }
+    let header;
+    try {
+      header = decodeAmHeader(raw);
+    } catch (e) {
+      if (!(e instanceof AmHeaderError)) throw e;
+      return inbox.putError(new UcxError("UCX_TS_PROTOCOL_ERROR", `amRecv: a message was refused: ${e.message}`), seq);
+    }
+    if (header.memoryType !== 0 && header.memoryTypePolicy === 1) {
+      // Received into host memory already (no device allocator yet); the sender asked for an error.
+      return inbox.putError(new UcxError("UCX_TS_UNSUPPORTED", `amRecv: a message for memory type ${header.memoryType} was refused: no allocator for it here`), seq);
+    }
+    const message: AmMessage = { data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
+    if (header.callback) {
+      const handler = this.handlers.get(AmRouter.callbackKey(header.callback.owner, header.callback.id));
+      if (handler) return run(handler, message, endpoint);
+    }
+    inbox.put(message, seq);
+  }
+
+  /** The worker is closed: every waiting receive rejects with `error`; handlers are dropped. */
+  closeAll(error: UcxError): void {
+    for (const inbox of [...this.inboxes.values(), this.anyInbox]) inbox.close(error);
+    this.handlers.clear();
+  }
+}
+
+function run(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
+  try {
+    handler(message, endpoint);
+  } catch (e) {
+    // A throwing handler must not break the delivery of other completions: report it as any
+    // uncaught error would be.
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
+}

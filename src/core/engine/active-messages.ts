@@ -1,0 +1,137 @@
+/**
+ * Active messages on the executor's thread: UCX's AM handler (id 0 for UCXX's messages, other
+ * ids on request), sends, and delivery. Eager data is valid only inside UCX's callback, so it is
+ * copied there; rendezvous data is fetched with ucp_am_recv_data_nbx right after progress
+ * (returning UCS_INPROGRESS keeps UCX's descriptor) into memory allocated here. Both reach the
+ * application as a payload with a completion record, in UCX's arrival order per (endpoint,
+ * AM id): a rendezvous message is ready only once fetched, and the ones behind it wait.
+ */
+import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer } from "../../ffi/index.ts";
+import { CompletionKind } from "./records.ts";
+import type { OpHost } from "./op-host.ts";
+
+const UCS_OK = 0;
+const UCS_INPROGRESS = 1;
+const UCS_ERR_NO_MEMORY = -4;
+const UCS_ERR_NOT_CONNECTED = -24;
+
+/** One active message on its way to the application, in its (endpoint, AM id) order. */
+interface AmSlot {
+  readonly amId: number;
+  readonly endpoint: number;
+  readonly header: Uint8Array;
+  buffer: ArrayBuffer | undefined;
+  status: number;
+  ready: boolean;
+}
+
+/** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
+const EVENT_ID_FIRST = 0x80000000;
+
+export class ActiveMessages {
+  private readonly callback: NativeCallback;
+  /** Rendezvous messages announced inside the callback, fetched right after progress. */
+  private readonly pending: { desc: Pointer; length: number; slot: AmSlot }[] = [];
+  private readonly amOrder = new Map<string, AmSlot[]>();
+  private nextEventId = EVENT_ID_FIRST;
+
+  constructor(private readonly h: OpHost) {
+    this.callback = h.u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
+      this.onActiveMessage(arg, header, headerLength, data, length, param),
+    );
+    this.setAmHandler(0); // UCXX's AM id
+  }
+
+
+  setAmHandler(amId: number): number {
+    const u = this.h.u;
+    const p = u.struct("ucp_am_handler_param_t");
+    p.set("field_mask", C.UCP_AM_HANDLER_PARAM_FIELD_ID | C.UCP_AM_HANDLER_PARAM_FIELD_CB | C.UCP_AM_HANDLER_PARAM_FIELD_ARG);
+    p.set("id", amId);
+    p.set("cb", this.callback.address);
+    p.set("arg", amId);
+    return u.ucp_worker_set_am_recv_handler(this.h.worker, u.addressOf(p.bytes));
+  }
+
+  amSend(id: number, ep: number, address: number, length: number, header: number, headerLength: number, amId: number, flags: number): void {
+    const e = this.h.endpoint(ep);
+    if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.h.done(id, e.failed);
+    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
+    if (!this.h.track(id, r, ep)) this.h.done(id, UCS_OK, length);
+  }
+
+  /**
+   * UCX's AM callback, inside ucp_worker_progress. Eager data is valid only during the call:
+   * copy it. Rendezvous data is fetched after progress (returning UCS_INPROGRESS keeps UCX's
+   * descriptor), into memory allocated here; both reach the application as a payload.
+   */
+  onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
+    const u = this.h.u;
+    const p = u.structAt("ucp_am_recv_param_t", param);
+    const attr = p.getNumber("recv_attr");
+    const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? p.getNumber("reply_ep") : 0;
+    const endpoint = this.h.endpointIdOf(reply);
+    const headerBytes = headerLength > 0 ? new Uint8Array(u.view(header, headerLength)).slice() : new Uint8Array(0);
+    const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, status: UCS_OK, ready: false };
+    const key = `${endpoint}:${amId}`;
+    const order = this.amOrder.get(key);
+    if (order) order.push(slot);
+    else this.amOrder.set(key, [slot]);
+    if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
+      this.pending.push({ desc: data, length, slot });
+      return UCS_INPROGRESS;
+    }
+    const buffer = new ArrayBuffer(length);
+    if (length > 0) new Uint8Array(buffer).set(new Uint8Array(u.view(data, length)));
+    this.amReady(slot, buffer, UCS_OK);
+    return UCS_OK;
+  }
+
+  fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
+    let buffer: ArrayBuffer;
+    try {
+      buffer = new ArrayBuffer(m.length);
+    } catch {
+      this.h.u.ucp_am_data_release(this.h.worker, m.desc);
+      return this.amReady(m.slot, new ArrayBuffer(0), UCS_ERR_NO_MEMORY);
+    }
+    const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, this.h.u.addressOf(new Uint8Array(buffer)), m.length, this.h.params(0));
+    const finish = (status: number) => this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
+    if (r === 0) return finish(UCS_OK);
+    if (ptrIsError(r)) return finish(r);
+    this.h.queueRequest(m, { request: r, kind: "send", onDone: finish });
+  }
+
+  /** `slot`'s data is in: deliver it and every ready message behind it, in order. */
+  amReady(slot: AmSlot, buffer: ArrayBuffer, status: number): void {
+    slot.buffer = buffer;
+    slot.status = status;
+    slot.ready = true;
+    const key = `${slot.endpoint}:${slot.amId}`;
+    const order = this.amOrder.get(key)!;
+    while (order.length > 0 && order[0]!.ready) {
+      const s = order.shift()!;
+      const id = this.nextEventId;
+      this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
+      this.h.deliver({ id, buffers: [s.buffer!], header: s.header, amId: s.amId });
+      this.h.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
+    }
+    if (order.length === 0) this.amOrder.delete(key);
+  }
+
+  /** After ucp_worker_progress: fetch the rendezvous messages its callbacks announced. */
+  fetchPending(): void {
+    while (this.pending.length > 0) this.fetchActiveMessage(this.pending.shift()!);
+  }
+
+  /** Shutdown: let go of UCX's descriptors of messages not fetched. */
+  releasePending(): void {
+    for (const m of this.pending.splice(0)) this.h.u.ucp_am_data_release(this.h.worker, m.desc);
+  }
+
+  /** After the worker is destroyed: UCX can no longer call the handler. */
+  close(): void {
+    this.callback.close();
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * What the executor lends the modules that run one family of operations for it
+ * (remote-memory.ts, active-messages.ts): UCX, the worker, the endpoints, and its ways of
+ * reporting and tracking requests. One thread, one executor: nothing here is shared.
+ */
+import type { Pointer, Ucx } from "../../ffi/index.ts";
+import type { OutSlots } from "../out-slots.ts";
+import type { Completion } from "./executor.ts";
+import type { Payload } from "./payload.ts";
+
+export interface EndpointState {
+  handle: Pointer;
+  /** Created with UCP_ERR_HANDLING_MODE_PEER: only such endpoints may be force-closed (ucp.h). */
+  peer: boolean;
+  /** Set when UCX reported the endpoint failed; sends fail fast afterwards. */
+  failed: number;
+}
+
+/** A UCX request the executor checks each round; `onDone` is told its status. */
+export interface OwnedRequest {
+  readonly request: Pointer;
+  readonly kind: "send" | "tagRecv";
+  readonly onDone: (status: number, length: number, tagLo: number, tagHi: number) => void;
+}
+
+export interface OpHost {
+  readonly u: Ucx;
+  readonly worker: Pointer;
+  readonly contextHandle: Pointer;
+  readonly out: OutSlots;
+  /** The shared ucp_request_param_t (for fields beyond op_attr_mask and flags). */
+  readonly param: ReturnType<Ucx["struct"]>;
+  endpoint(id: number): EndpointState | undefined;
+  /** Our endpoint id for a UCX endpoint handle (0: not one of ours). */
+  endpointIdOf(handle: Pointer): number;
+  /** Report request `id` finished. */
+  done(id: number, status: number, value?: number): void;
+  /** The `ucs_status_ptr_t` of a non-blocking call: false when it completed in place. */
+  track(id: number, result: Pointer, endpoint: number): boolean;
+  /** ucp_request_param_t with these op_attr_mask and flags. */
+  params(mask: number, flags?: number): Pointer;
+  /** Copy bytes out to the application's (address, capacity), or ask for a bigger buffer. */
+  copyOut(id: number, bytes: Uint8Array, address: number, capacity: number): void;
+  /** Have UCX request `r` checked each round, in order with the others of `owner`. */
+  queueRequest(owner: object, r: OwnedRequest): void;
+  emit(c: Completion): void;
+  deliver(p: Payload): void;
+}
