@@ -217,8 +217,7 @@ export class Endpoint {
    */
   amRecv(options: RecvOptions = {}): Promise<AmMessage> {
     this.assertUsable();
-    const p = this.worker.amTake(this.id, options.signal);
-    return p;
+    return this.worker.amTake(this.id, options.signal);
   }
 
   // --- remote memory access ------------------------------------------------------------------

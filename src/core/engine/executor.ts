@@ -26,7 +26,7 @@ import {
 } from "./records.ts";
 import type { Ring } from "./ring.ts";
 import { ActiveMessages } from "./active-messages.ts";
-import type { EndpointState, OpHost } from "./op-host.ts";
+import type { EndpointState, OpHost, OwnedRequest } from "./op-host.ts";
 import { RemoteMemory } from "./remote-memory.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
@@ -67,13 +67,6 @@ interface Inflight {
   readonly closes?: number;
 }
 
-/** One message of a multi-buffer batch in flight; its batch is told, not the application. */
-interface Part {
-  readonly request: Pointer;
-  readonly kind: "send" | "tagRecv";
-  readonly onDone: PartDone;
-}
-
 /**
  * A batch's messages in flight, in posting order. Only the oldest is checked each round: the
  * batch needs all of them anyway, and checking all of a 1,000-frame batch on every round of
@@ -81,7 +74,7 @@ interface Part {
  * slower than one 6.4 MiB send before, see bench/run-multi.mjs).
  */
 interface PartQueue {
-  readonly parts: Part[];
+  readonly parts: OwnedRequest[];
   next: number;
 }
 
@@ -308,7 +301,7 @@ export class Executor {
     return n;
   }
 
-  private finishPart(part: Part, status: number): void {
+  private finishPart(part: OwnedRequest, status: number): void {
     const u = this.u;
     let length = 0;
     let lo = 0;
@@ -323,7 +316,7 @@ export class Executor {
     part.onDone(status, length, lo, hi);
   }
 
-  private queuePart(owner: object, part: Part): void {
+  private queuePart(owner: object, part: OwnedRequest): void {
     let q = this.partQueues.get(owner);
     if (!q) this.partQueues.set(owner, (q = { parts: [], next: 0 }));
     else if (q.next > 1024 && q.next * 2 > q.parts.length) {
@@ -500,7 +493,7 @@ export class Executor {
   ): void {
     const r = this.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
     if (ptrIsError(r)) return onDone(r, 0, 0, 0);
-    const part: Part = { request: r, kind: "tagRecv", onDone };
+    const part: OwnedRequest = { request: r, kind: "tagRecv", onDone };
     // Already matched (an unexpected message was waiting) and the queue is empty: finish now.
     const q = this.partQueues.get(owner);
     if ((!q || q.next >= q.parts.length) && this.u.ucp_request_check_status(r) !== UCS_INPROGRESS) {

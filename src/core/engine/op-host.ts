@@ -6,6 +6,7 @@
 import type { Pointer, Ucx } from "../../ffi/index.ts";
 import type { OutSlots } from "../out-slots.ts";
 import type { Completion } from "./executor.ts";
+import type { PartDone } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
 
 export interface EndpointState {
@@ -16,11 +17,14 @@ export interface EndpointState {
   failed: number;
 }
 
-/** A UCX request the executor checks each round; `onDone` is told its status. */
+/**
+ * A UCX request the executor checks each round on behalf of an owner (a multi-buffer batch, an
+ * active message being fetched); `onDone` is told its status instead of the application.
+ */
 export interface OwnedRequest {
   readonly request: Pointer;
   readonly kind: "send" | "tagRecv";
-  readonly onDone: (status: number, length: number, tagLo: number, tagHi: number) => void;
+  readonly onDone: PartDone;
 }
 
 export interface OpHost {
