@@ -87,19 +87,16 @@ export class Endpoint {
     return this.worker.settled(r.promise);
   }
 
-  /** Send `buffer` as one tagged message. Resolves when the buffer may be reused. */
+  /**
+   * Send `buffer` as one tagged message. Resolves when the buffer may be reused: at once for
+   * sizes whose protocol copies the bytes (inline, bounce: see README, "Protocol selection"),
+   * else when UCX is done with the buffer.
+   */
   send(buffer: BufferLike, tag: Tag): Promise<void> {
     this.assertUsable();
     const bytes = asBytes(buffer);
     const [tagLo, tagHi] = tagWords(tag);
-    return this.track(
-      this.worker.request(
-        submission({ op: Op.TagSend, target: this.id, address: this.worker.addressOf(bytes), length: bytes.length, tagLo, tagHi }),
-        bytes,
-        "ucp_tag_send_nbx",
-        () => undefined,
-      ),
-    );
+    return this.track(this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this));
   }
 
   /**
@@ -334,19 +331,13 @@ export class Endpoint {
     return rkey.inFlight.hold(p);
   }
 
-  /** Send `buffer` on the endpoint's byte stream. */
+  /** Send `buffer` on the endpoint's byte stream (resolves as `send` does). */
   streamSend(buffer: BufferLike): Promise<void> {
     this.assertUsable();
     const bytes = asBytes(buffer);
-    return this.track(
-      this.worker.request(
-        submission({ op: Op.StreamSend, target: this.id, address: this.worker.addressOf(bytes), length: bytes.length }),
-        bytes,
-        "ucp_stream_send_nbx",
-        () => undefined,
-      ),
-    );
+    return this.track(this.worker.sendPath.send(Op.StreamSend, "stream-send", this.id, bytes, 0, 0, "ucp_stream_send_nbx", this));
   }
+
 
   /**
    * Fill `buffer` entirely from the endpoint's byte stream (waitall). Resolves with its length.
@@ -435,6 +426,11 @@ export class Endpoint {
     }
     this.worker.amInbox(this.id).close(this.#error);
     this.onError?.(this.#error);
+  }
+
+  /** @internal A send that had resolved early failed in UCX: the endpoint is not usable. */
+  failAfterSend(status: number): void {
+    if (!this.#closed) this.fail(status);
   }
 
   /** @internal The worker is closing. */

@@ -35,16 +35,19 @@ export class Requests {
     return id;
   }
 
-  /** The completion for `id` arrived: settle (if not already) and release its buffers. */
-  complete(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+  /**
+   * The completion for `id` arrived: settle (if not already) and release its buffers. Returns
+   * true when the entry had been settled early (its settle function did not run now).
+   */
+  complete(id: number, status: number, value: number, tagLo: number, tagHi: number): boolean {
     const e = this.entries.get(id);
-    if (!e) return;
+    if (!e) return false;
     this.entries.delete(id);
     e.onArrive?.(status, value, tagLo, tagHi);
-    if (!e.settled) {
-      e.settled = true;
-      e.settle(status, value, tagLo, tagHi);
-    }
+    if (e.settled) return true;
+    e.settled = true;
+    e.settle(status, value, tagLo, tagHi);
+    return false;
   }
 
   /** Settle now with `status`, keeping the buffers until the completion arrives. */

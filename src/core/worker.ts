@@ -23,10 +23,19 @@ import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
 import { DEFAULT_AM_LIMITS, type AmInbox, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
 import { AmRouter, type AmHandler } from "./am/router.ts";
 import { Requests } from "./requests.ts";
+import { BouncePool } from "./proto/bounce-pool.ts";
+import type { ProtocolOptions } from "./proto/config.ts";
+import type { SendProtocol } from "./proto/protocols.ts";
+import { formatProtoInfo } from "./proto/report.ts";
+import { ProtocolSelector } from "./proto/selector.ts";
+import { SendPath } from "./proto/send-path.ts";
+import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
 
 const UCS_OK = 0;
+/** How long `close()` waits for sends that resolved early to reach the peer. */
+const EARLY_SEND_DRAIN_MS = 2000;
 const UCS_ERR_BUFFER_TOO_SMALL = -11;
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
 const UCS_ERR_CANCELED = -16;
@@ -59,6 +68,11 @@ export interface WorkerOptions {
   readonly multi?: MultiLimits;
   /** Bounds of each endpoint's queue of unread active messages. */
   readonly am?: AmQueueLimits;
+  /**
+   * How sends' bytes reach UCX (inline, bounce, zcopy), chosen per size from cost lines: costs,
+   * forced protocols, the bounce pool. See README, "Protocol selection", and `ucx-ts proto-info`.
+   */
+  readonly protocols?: ProtocolOptions;
 }
 
 export type { AmHandler } from "./am/router.ts";
@@ -110,6 +124,8 @@ export class Worker {
   readonly progressMode: ProgressMode;
   readonly errorHandling: ErrorHandling;
   private engine!: Engine;
+  /** @internal Sends' protocol selection and the bounce pool (proto/send-path.ts). */
+  sendPath!: SendPath;
   private readonly requests = new Requests();
   private readonly endpoints = new Map<number, Endpoint>();
   private readonly listeners = new Map<number, Listener>();
@@ -151,16 +167,50 @@ export class Worker {
       delayedSubmission: options.delayedSubmission ?? true,
     };
     if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
+    // Protocol tables first: a bad protocol option fails here, before any thread starts.
+    const selector = new ProtocolSelector(w.progressMode, INLINE_CAPACITY, options.protocols);
+    const { bounceChunkSize, bounceChunks } = selector.configuration;
+    const pool = BouncePool.create(bounceChunkSize, bounceChunkSize > 0 ? bounceChunks : 0, w.progressMode === "thread");
     const onCompletion = (ring: Ring, word: number) => w.onCompletion(ring, word);
+    const withPool = { ...engineOptions, bouncePool: pool.buffer };
     w.engine =
       w.progressMode === "thread"
-        ? await ThreadedEngine.start(engineOptions, onCompletion)
-        : new InlineEngine(w.progressMode, engineOptions, onCompletion);
+        ? await ThreadedEngine.start(withPool, onCompletion)
+        : new InlineEngine(w.progressMode, withPool, onCompletion);
+    pool.attach((b) => w.addressOf(b));
+    w.sendPath = new SendPath(
+      {
+        request: (s, keep, what, onArrive) => w.request(s, keep, what, () => undefined, undefined, onArrive),
+        settleEarly: (id, status) => w.settleEarly(id, status),
+      },
+      selector,
+      pool,
+      (b) => w.addressOf(b),
+    );
+    if (selector.configuration.info) process.stderr.write(formatProtoInfo(selector));
     return w;
   }
 
   get closed(): boolean {
     return this.#closed || this.closing !== undefined;
+  }
+
+  /** The protocol selection tables in use (what `ucx-ts proto-info` prints). */
+  get protocols(): ProtocolSelector {
+    return this.sendPath.selector;
+  }
+
+  /** How many sends each protocol carried since the worker started. */
+  get protocolCounts(): Readonly<Record<SendProtocol, number>> {
+    return { ...this.sendPath.counts };
+  }
+
+  /**
+   * Change the protocol configuration (costs, forced protocols); the tables are rebuilt now,
+   * never on the data path. The bounce pool's size is fixed when the worker is created.
+   */
+  configureProtocols(options: ProtocolOptions): void {
+    this.protocols.configure({ ...options, bounce: undefined });
   }
 
   /** Requests whose completion has not arrived yet. */
@@ -181,7 +231,7 @@ export class Worker {
     onOk: (value: number, tagLo: number, tagHi: number) => T,
     onError?: (status: number, value: number) => UcxError | undefined,
     /** Runs when the completion arrives, even for a request settled early (payload hand-over). */
-    onArrive?: (id: number) => void,
+    onArrive?: (id: number, status: number) => void,
   ): { id: number; promise: Promise<T> } {
     this.assertOpen();
     let resolve!: (v: T) => void;
@@ -199,7 +249,7 @@ export class Worker {
         }
       } else reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
       this.updateActive();
-    }, keep, onArrive && (() => onArrive(id)));
+    }, keep, onArrive && ((status) => onArrive(id, status)));
     try {
       this.engine.submit({ ...s, request: id });
     } catch (e) {
@@ -237,7 +287,11 @@ export class Worker {
     const value = ring.f64[(w >> 1) + DONE.value]!;
     const tagLo = u32[w + DONE.tagLo]!;
     const tagHi = u32[w + DONE.tagHi]!;
-    if (kind === CompletionKind.Request) this.requests.complete(id, status, value, tagLo, tagHi);
+    if (kind === CompletionKind.Request) {
+      // A request settled early (a send that resolved on submission) ends here: the worker may
+      // now be idle, which settling did not say.
+      if (this.requests.complete(id, status, value, tagLo, tagHi)) this.updateActive();
+    }
     else if (kind === CompletionKind.ConnectionRequest) this.listeners.get(id)?.onConnectionRequest(value, tagLo, tagHi);
     else if (kind === CompletionKind.EndpointError) this.endpoints.get(id)?.fail(status);
     else if (kind === CompletionKind.AmMessage) this.onActiveMessage(id, status, value, tagLo);
@@ -714,6 +768,14 @@ export class Worker {
   close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
+        // Sends that resolved early are owed to the peer: let them finish (bounded: a dead peer
+        // with error handling "none" may never complete them), then cancel the rest.
+        if (this.sendPath.unfinished > 0) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, EARLY_SEND_DRAIN_MS)));
+          await this.settled(Promise.race([this.sendPath.whenDrained(), timeout]));
+          clearTimeout(timer);
+        }
         for (const l of this.listeners.values()) l.markClosed();
         for (const ep of this.endpoints.values()) ep.markClosed();
         // UCX frees the memory it allocated when the engine stops: no view may reach it after.

@@ -27,6 +27,8 @@ export interface Submission {
   tagHi: number;
   maskLo: number;
   maskHi: number;
+  /** An inline send's bytes, copied into the record (at most INLINE_CAPACITY). */
+  inline?: Uint8Array;
 }
 
 export function submission(fields: Partial<Submission> & { op: number }): Submission {
@@ -72,4 +74,6 @@ export interface EngineOptions {
    * thread takes one by one, for measuring what the ring buys.
    */
   readonly delayedSubmission: boolean;
+  /** The bounce pool's memory (proto/bounce-pool.ts), registered by the executor; shared in thread mode. */
+  readonly bouncePool?: ArrayBufferLike;
 }

@@ -18,6 +18,9 @@ import { OutSlots } from "../out-slots.ts";
 import {
   CLOSE_FLAG_FORCE,
   CompletionKind,
+  INLINE_OFFSET,
+  SEND_FLAG_BOUNCE,
+  SEND_FLAG_INLINE,
   EP_FLAG_ERR_PEER,
   Op,
   SUB,
@@ -30,6 +33,7 @@ import type { EndpointState, OpHost, OwnedRequest } from "./op-host.ts";
 import { RemoteMemory } from "./remote-memory.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
+import { InlineStaging } from "./inline-staging.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -43,6 +47,8 @@ const UCS_ERR_NOT_CONNECTED = -24;
 export interface ExecutorOptions {
   readonly features: readonly Feature[];
   readonly config: Readonly<Record<string, string | number | boolean>>;
+  /** The bounce pool (proto/bounce-pool.ts): registered once here, sends from it pass its handle. */
+  readonly bouncePool?: ArrayBufferLike;
 }
 
 /** One completion, as the executor reports it; the mode writes it into the completion ring. */
@@ -65,6 +71,8 @@ interface Inflight {
   readonly endpoint: number;
   /** For closes: the endpoint id to forget once the close completes. */
   readonly closes?: number;
+  /** For inline sends: the staging chunk to free once UCX is done. */
+  readonly staging?: number;
 }
 
 /**
@@ -113,6 +121,10 @@ export class Executor {
   /** `struct pollfd` (int fd; short events; short revents) for waitFd. */
   private readonly pollfd = new DataView(new ArrayBuffer(8));
   private readonly pollfdAddress: Pointer;
+  /** Inline sends' bytes while UCX holds them. */
+  private readonly staging: InlineStaging;
+  /** The bounce pool's memory handle (ucp_mem_h), 0 without a pool. */
+  private poolMemh: Pointer = 0;
 
   constructor(
     options: ExecutorOptions,
@@ -140,6 +152,9 @@ export class Executor {
       this.context.close();
       throw e;
     }
+
+    this.staging = new InlineStaging((b) => u.addressOf(b));
+    if (options.bouncePool && options.bouncePool.byteLength > 0) this.mapBouncePool(options.bouncePool);
 
     this.connCallback = u.callback(callbackTypes.ucp_listener_conn_callback_t, (connRequest: number, arg: number) =>
       this.onConnectionRequest(arg, connRequest),
@@ -196,13 +211,13 @@ export class Executor {
     const length = ring.f64[f + SUB.length]!;
     switch (op) {
       case Op.TagSend:
-        return this.tagSend(id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
+        return this.tagSend(ring, w, id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
       case Op.TagRecv:
         return this.tagRecv(id, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
       case Op.TagProbe:
         return this.tagProbe(id, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
       case Op.StreamSend:
-        return this.streamSend(id, target, address, length);
+        return this.streamSend(ring, w, id, target, address, length);
       case Op.StreamRecv:
         return this.streamRecv(id, target, address, length);
       case Op.Cancel:
@@ -279,6 +294,7 @@ export class Executor {
       if (status === UCS_INPROGRESS) continue;
       this.inflight.delete(id);
       events++;
+      if (r.staging !== undefined) this.staging.release(r.staging);
       this.finish(id, r, status);
     }
     return events;
@@ -366,12 +382,47 @@ export class Executor {
     return this.endpoints.get(id);
   }
 
-  private tagSend(id: number, ep: number, address: number, length: number, tagLo: number, tagHi: number): void {
+  /**
+   * A send's bytes as its protocol delivered them (proto/protocols.ts): inline in the record
+   * (staged here, since the slot is reused), in the bounce pool (sent with the pool's memory
+   * handle), or the caller's buffer by address. Returns the request parameters to send with and
+   * leaves the address in `sourceAddress` and the staging chunk (or undefined) in `sourceStaging`
+   * (fields, not an object: nothing is allocated per send).
+   */
+  private sendSource(ring: Ring, w: number, address: number, length: number): Pointer {
+    const flags = ring.u32[w + SUB.flags]!;
+    this.sourceAddress = address;
+    this.sourceStaging = undefined;
+    if (flags & SEND_FLAG_INLINE) {
+      const at = w * 4 + INLINE_OFFSET;
+      const chunk = this.staging.stage(ring.u8.subarray(at, at + length));
+      this.sourceAddress = this.staging.address(chunk);
+      this.sourceStaging = chunk;
+      return this.params(0);
+    }
+    return this.params(flags & SEND_FLAG_BOUNCE && this.poolMemh !== 0 ? C.UCP_OP_ATTR_FIELD_MEMH : 0);
+  }
+  private sourceAddress = 0;
+  private sourceStaging: number | undefined;
+
+  /** Track a send, or report it done at once; frees its staging chunk when UCX no longer needs it. */
+  private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
+    if (result !== 0 && !ptrIsError(result)) {
+      this.inflight.set(id, { request: result, kind: "send", endpoint: ep, staging });
+      return;
+    }
+    if (staging !== undefined) this.staging.release(staging);
+    if (result === 0) this.done(id, UCS_OK, length);
+    else this.done(id, result);
+  }
+
+  private tagSend(ring: Ring, w: number, id: number, ep: number, address: number, length: number, tagLo: number, tagHi: number): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.done(id, e.failed);
-    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.params(0));
-    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+    const param = this.sendSource(ring, w, address, length);
+    const r = this.u.ucp_tag_send_nbx(e.handle, this.sourceAddress, length, tagArgument(tagLo, tagHi), param);
+    this.trackSend(id, ep, r, length, this.sourceStaging);
   }
 
   /** ucp_tag_recv_nbx, always with a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL: see tagRecv). */
@@ -407,13 +458,29 @@ export class Executor {
     this.emitRequest(id, UCS_OK, this.recvInfo.getNumber("length"), lo, hi);
   }
 
-  private streamSend(id: number, ep: number, address: number, length: number): void {
+  private streamSend(ring: Ring, w: number, id: number, ep: number, address: number, length: number): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.done(id, e.failed);
-    const r = this.u.ucp_stream_send_nbx(e.handle, address, length, this.params(0));
-    if (!this.track(id, r, "send", ep)) this.done(id, UCS_OK, length);
+    const param = this.sendSource(ring, w, address, length);
+    this.trackSend(id, ep, this.u.ucp_stream_send_nbx(e.handle, this.sourceAddress, length, param), length, this.sourceStaging);
   }
+
+  /** Register the bounce pool once; its handle stays in the scratch parameters' memh field. */
+  private mapBouncePool(pool: ArrayBufferLike): void {
+    const u = this.u;
+    const bytes = new Uint8Array(pool);
+    const p = u.struct("ucp_mem_map_params_t");
+    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH);
+    p.set("address", u.addressOf(bytes));
+    p.set("length", bytes.length);
+    // A pool UCX cannot register is not fatal: its sends then go without a memory handle.
+    if (u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address()) !== UCS_OK) return;
+    this.poolMemh = this.out.pointer();
+    // Only the bounce path sets UCP_OP_ATTR_FIELD_MEMH; other operations leave memh unread.
+    this.param.set("memh", this.poolMemh as number | bigint);
+  }
+
 
   private streamRecv(id: number, ep: number, address: number, length: number): void {
     const e = this.endpoint(ep);
@@ -737,6 +804,8 @@ export class Executor {
     for (let i = 0; this.inflight.size > 0 && (i < 1000 || performance.now() < deadline); i++) this.progress();
     this.releaseInflight();
     u.ucp_worker_destroy(this.worker);
+    if (this.poolMemh !== 0) u.ucp_mem_unmap(this.context.handle, this.poolMemh);
+    this.poolMemh = 0;
     for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
     this.rma.unmapAll();
     this.context.close();

@@ -3,7 +3,7 @@
  * application asks UCX for) and a completion (its outcome, or an event such as an incoming
  * connection). Both are written and read through the ring's typed views at a word index.
  *
- * Submission, 64 bytes:
+ * Submission, 256 bytes:
  *   f64[0] address    buffer / sockaddr / output address (Numbers: addresses < 2^48)
  *   f64[1] length     bytes
  *   f64[2] handle     a UCX handle passed back in (connection request)
@@ -13,6 +13,7 @@
  *   u32[9] flags      op-specific (error mode, force close, ...)
  *   u32[10..11]       tag (lo, hi)
  *   u32[12..13]       tag mask (lo, hi)
+ *   bytes 64..255     a send's payload when its protocol is "inline" (flags SEND_FLAG_INLINE)
  *
  * Completion, 32 bytes:
  *   f64[0] value      length received, port, handle, ...
@@ -23,7 +24,10 @@
  *   u32[7] aux
  */
 
-export const SUBMISSION_BYTES = 64;
+export const SUBMISSION_BYTES = 256;
+/** Where an inline send's bytes start in a submission record, and how many fit. */
+export const INLINE_OFFSET = 64;
+export const INLINE_CAPACITY = SUBMISSION_BYTES - INLINE_OFFSET;
 export const COMPLETION_BYTES = 32;
 
 export const Op = {
@@ -100,6 +104,10 @@ export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind
 
 /** Endpoint flags in a submission. */
 export const EP_FLAG_ERR_PEER = 1;
+/** Send flags (tag and stream sends): how the bytes travel (proto/protocols.ts). */
+export const SEND_FLAG_INLINE = 1;
+/** The bytes are in the bounce pool (address inside it): send with the pool's memory handle. */
+export const SEND_FLAG_BOUNCE = 2;
 /** Close flags in a submission. */
 export const CLOSE_FLAG_FORCE = 1;
 

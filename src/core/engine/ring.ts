@@ -30,6 +30,8 @@ export class Ring {
   readonly f64: Float64Array;
   readonly u32: Uint32Array;
   readonly i32: Int32Array;
+  /** The slots as bytes (inline payloads). */
+  readonly u8: Uint8Array;
   readonly capacity: number;
   /** Slot size in 32-bit words. */
   readonly slotWords: number;
@@ -61,6 +63,7 @@ export class Ring {
     this.f64 = new Float64Array(buffer, HEADER_BYTES, words / 2);
     this.u32 = new Uint32Array(buffer, HEADER_BYTES, words);
     this.i32 = new Int32Array(buffer, HEADER_BYTES, words);
+    this.u8 = new Uint8Array(buffer, HEADER_BYTES, words * 4);
   }
 
   /** Records waiting to be consumed. */

@@ -3,7 +3,7 @@
  * wait in order for free slots (back-pressure), and nothing overtakes them.
  */
 import type { Submission } from "./engine.ts";
-import { SUB } from "./records.ts";
+import { INLINE_OFFSET, SUB } from "./records.ts";
 import type { Ring } from "./ring.ts";
 
 export class SubmissionWriter {
@@ -18,7 +18,8 @@ export class SubmissionWriter {
   /** Write `s`, or queue it behind earlier records when the ring is full. Returns true if written. */
   write(s: Submission): boolean {
     if (this.queue.length > 0 || !this.tryWrite(s)) {
-      this.queue.push(s);
+      // An inline send has already resolved: the caller may reuse its buffer, so keep a copy.
+      this.queue.push(s.inline ? { ...s, inline: s.inline.slice() } : s);
       return false;
     }
     return true;
@@ -51,6 +52,7 @@ export class SubmissionWriter {
     u32[w + SUB.tagHi] = s.tagHi;
     u32[w + SUB.maskLo] = s.maskLo;
     u32[w + SUB.maskHi] = s.maskHi;
+    if (s.inline) ring.u8.set(s.inline, w * 4 + INLINE_OFFSET);
     ring.publish();
     return true;
   }

@@ -97,7 +97,9 @@ export class ThreadedEngine implements Engine {
 
   submit(s: Submission): void {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
-    if (this.port) this.port.postMessage(s);
+    // Posting clones: an inline send's bytes are sliced first, so a view of a large buffer does
+    // not clone all of it.
+    if (this.port) this.port.postMessage(s.inline ? { ...s, inline: s.inline.slice() } : s);
     else this.writer.write(s);
     this.wake();
     if (this.writer.backlog > 0) this.ensureNotifier();

@@ -1,0 +1,104 @@
+/**
+ * The protocols ucx-ts can use to move a send's bytes from the application thread to UCX, each
+ * defined apart from the engine that selects among them (selection.ts): which operations and
+ * buffer types it serves, its size range, and its default cost in each progress mode.
+ *
+ * - `inline`: the bytes are copied into the submission record itself (ring slot), so nothing of
+ *   the caller's needs to stay alive: the send resolves as soon as it is submitted. Small sizes
+ *   only (the slot's room).
+ * - `bounce`: the bytes are copied into a chunk of a bounce pool that the executor registered
+ *   with UCX once (ucp_mem_map; the send passes its memory handle); the send resolves as soon as
+ *   it is submitted, and the chunk returns to the pool when UCX is done with it.
+ * - `zcopy`: the caller's buffer goes to UCX by address, held until UCX reports completion; the
+ *   send resolves then. Every size.
+ *
+ * A send that resolved before UCX finished with it (inline, bounce) and then fails makes its
+ * endpoint fail with that error; `ep.flush()`, `ep.close()` and `worker.close()` wait for such
+ * sends, as a socket's end() waits for written data.
+ */
+import type { ProgressMode } from "../engine/engine.ts";
+import type { Cost } from "./cost.ts";
+
+export const SEND_PROTOCOLS = ["inline", "bounce", "zcopy"] as const;
+export type SendProtocol = (typeof SEND_PROTOCOLS)[number];
+
+/** Operations whose protocol is selected per message. */
+export const OPERATIONS = ["tag-send", "stream-send"] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+/**
+ * A buffer type, as in UCX protocols v2: memory type, layout, scatter-gather count. Only host
+ * contiguous memory exists today; device memory (the GPU issue) adds its own protocols here.
+ */
+export interface BufferType {
+  readonly memory: "host";
+  readonly layout: "contig";
+}
+export const HOST_CONTIG: BufferType = { memory: "host", layout: "contig" };
+export function bufferTypeKey(t: BufferType): string {
+  return `${t.memory}/${t.layout}`;
+}
+
+export interface ProtocolDefinition<P extends string> {
+  readonly name: P;
+  readonly operations: readonly Operation[];
+  readonly bufferTypes: readonly BufferType[];
+  readonly description: string;
+  /** Inclusive size range, given the worker's limits (slot room, bounce chunk size). */
+  range(limits: ProtocolLimits): { minSize: number; maxSize: number } | undefined;
+}
+
+/** What bounds the protocols' ranges in one worker. */
+export interface ProtocolLimits {
+  /** Bytes of payload a submission record can carry (inline's maximum). */
+  readonly inlineCapacity: number;
+  /** Bytes of one bounce-pool chunk (bounce's maximum); 0 when the pool is off. */
+  readonly bounceChunkSize: number;
+}
+
+export const SEND_PROTOCOL_DEFINITIONS: readonly ProtocolDefinition<SendProtocol>[] = [
+  {
+    name: "inline",
+    operations: OPERATIONS,
+    bufferTypes: [HOST_CONTIG],
+    description: "copied into the submission record; resolves on submission",
+    range: (l) => (l.inlineCapacity > 0 ? { minSize: 0, maxSize: l.inlineCapacity } : undefined),
+  },
+  {
+    name: "bounce",
+    operations: OPERATIONS,
+    bufferTypes: [HOST_CONTIG],
+    description: "copied into a registered bounce chunk; resolves on submission",
+    range: (l) => (l.bounceChunkSize > 0 ? { minSize: 0, maxSize: l.bounceChunkSize } : undefined),
+  },
+  {
+    name: "zcopy",
+    operations: OPERATIONS,
+    bufferTypes: [HOST_CONTIG],
+    description: "buffer passed by address and held; resolves when UCX is done",
+    range: () => ({ minSize: 0, maxSize: Number.MAX_SAFE_INTEGER }),
+  },
+];
+
+/**
+ * Default costs by progress mode, measured with `ucx-ts calibrate` on the 2-core development VM
+ * (2026-11-23; two workers in one process, shared memory). A calibration file or configuration
+ * replaces them; see costs.ts.
+ */
+export const DEFAULT_COSTS: Record<ProgressMode, Record<SendProtocol, Cost>> = {
+  thread: {
+    inline: { c: 2, m: 0 },
+    bounce: { c: 4, m: 0.0002 },
+    zcopy: { c: 20, m: 0.0001 },
+  },
+  polling: {
+    inline: { c: 1, m: 0 },
+    bounce: { c: 2, m: 0.0002 },
+    zcopy: { c: 2, m: 0.0001 },
+  },
+  blocking: {
+    inline: { c: 1, m: 0 },
+    bounce: { c: 2, m: 0.0002 },
+    zcopy: { c: 2, m: 0.0001 },
+  },
+};

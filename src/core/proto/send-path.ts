@@ -1,0 +1,113 @@
+/**
+ * How a tag or stream send leaves the application thread: the selector picks its protocol by
+ * size (selector.ts), and this carries it out.
+ *
+ * - inline: the bytes ride in the submission record; the send resolves at once.
+ * - bounce: the bytes are copied into a bounce chunk; resolves at once; the chunk returns when
+ *   UCX is done. No free chunk: the send goes zcopy instead (counted as zcopy).
+ * - zcopy: the caller's buffer by address, held until UCX is done; resolves then.
+ *
+ * A send that resolved early still has its completion: it frees what the send used, and an
+ * error there fails the endpoint (the caller's next operation, flush or close sees it).
+ * `unfinished` counts those sends so that closing waits for them.
+ */
+import { submission, type Submission } from "../engine/engine.ts";
+import { SEND_FLAG_BOUNCE, SEND_FLAG_INLINE } from "../engine/records.ts";
+import type { BouncePool } from "./bounce-pool.ts";
+import type { Operation, SendProtocol } from "./protocols.ts";
+import type { ProtocolSelector } from "./selector.ts";
+
+const UCS_OK = 0;
+const UCS_ERR_CANCELED = -16;
+
+/** What the send path needs of the worker (its request table). */
+export interface SendHost {
+  request(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onArrive?: (id: number, status: number) => void,
+  ): { id: number; promise: Promise<void> };
+  settleEarly(id: number, status: number): void;
+}
+
+/** Something a failed early send can be reported to (the endpoint). */
+export interface SendFailureSink {
+  failAfterSend(status: number): void;
+}
+
+export class SendPath {
+  /** Sends per protocol since the worker started (what `worker.protocolCounts` shows). */
+  readonly counts: Record<SendProtocol, number> = { inline: 0, bounce: 0, zcopy: 0 };
+  /** Sends that resolved early and whose completion has not arrived yet. */
+  private unfinishedCount = 0;
+  private drained: (() => void)[] = [];
+
+  constructor(
+    private readonly host: SendHost,
+    readonly selector: ProtocolSelector,
+    private readonly pool: BouncePool,
+    private readonly addressOf: (bytes: Uint8Array) => number,
+  ) {}
+
+  get unfinished(): number {
+    return this.unfinishedCount;
+  }
+
+  /** Resolves when every early-resolved send has completed (at once if none). */
+  whenDrained(): Promise<void> {
+    if (this.unfinishedCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  send(
+    op: number,
+    operation: Operation,
+    endpoint: number,
+    bytes: Uint8Array,
+    tagLo: number,
+    tagHi: number,
+    what: string,
+    sink: SendFailureSink,
+  ): { id: number; promise: Promise<void> } {
+    const length = bytes.length;
+    const protocol = this.selector.select(operation, length);
+    if (protocol === "inline") {
+      return this.early(submission({ op, target: endpoint, length, tagLo, tagHi, flags: SEND_FLAG_INLINE, inline: bytes }), what, sink, "inline", -1);
+    }
+    if (protocol === "bounce") {
+      const chunk = this.pool.copyIn(bytes);
+      if (chunk >= 0) {
+        const address = this.pool.address(chunk);
+        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_BOUNCE }), what, sink, "bounce", chunk);
+      }
+    }
+    this.counts.zcopy++;
+    return this.host.request(submission({ op, target: endpoint, address: this.addressOf(bytes), length, tagLo, tagHi }), bytes, what);
+  }
+
+  /**
+   * Submit a send whose bytes are already copied, and resolve it now. Its completion frees the
+   * bounce chunk (also when the submission is refused: the worker then completes it at once,
+   * cancelled), reports a failure to the endpoint, and counts it done.
+   */
+  private early(s: ReturnType<typeof submission>, what: string, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void> } {
+    let submitted = false;
+    const onArrive = (_id: number, status: number) => {
+      if (chunk >= 0) this.pool.release(chunk);
+      if (!submitted) return;
+      if (status !== UCS_OK && status !== UCS_ERR_CANCELED) sink.failAfterSend(status);
+      if (--this.unfinishedCount === 0) {
+        const waiting = this.drained;
+        this.drained = [];
+        for (const resolve of waiting) resolve();
+      }
+    };
+    const r = this.host.request(s, null, what, onArrive);
+    submitted = true;
+    this.counts[protocol]++;
+    this.unfinishedCount++;
+    this.host.settleEarly(r.id, UCS_OK);
+    return r;
+  }
+}
