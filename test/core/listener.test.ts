@@ -144,3 +144,74 @@ blocking("wait() is refused outside blocking mode", async () => {
 });
 
 blocking.run();
+
+// --- a peer's last messages and its departure, seen in one progress call --------------------
+
+for (const mode of ["polling", "blocking"] as const) {
+  const departure = suite(`core/listener peer departure (${mode})`);
+
+  /**
+   * The server sends, then closes its worker, while the client is not progressed at all: the
+   * client's next ucp_worker_progress sees the message and the broken connection together and
+   * calls the endpoint's error handler in it, before the receive's completion is checked. The
+   * receive got its message, so it must resolve; the error comes after it (regression: it used
+   * to be reported first, and the receive rejected with UCS_ERR_ENDPOINT_TIMEOUT or
+   * UCS_ERR_CONNECTION_RESET, which made a Deno echo test fail on its last batch).
+   */
+  async function lastWords(receive: (ep: Endpoint) => Promise<unknown>, send: (ep: Endpoint) => Promise<void>) {
+    const server = await Worker.create({ progressMode: mode });
+    const client = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([server, client], p);
+    try {
+      const listener = await run(server.listen({ port: 0, host: "127.0.0.1" }));
+      const [accepted, ep] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
+      await run(Promise.all([server.recv(new Uint8Array(1), 1), ep.send(new Uint8Array(1), 1)])); // fully wired up
+      let outcome: { ok: unknown } | { error: UcxError } | undefined;
+      receive(ep).then(
+        (ok) => (outcome = { ok }),
+        (error: UcxError) => (outcome = { error }),
+      );
+      // A receive that nothing will match: it must still reject with the endpoint's error.
+      const unmatched = ep.recv(new Uint8Array(8), 99).then(
+        () => "resolved",
+        (e: UcxError) => e.code,
+      );
+      for (let i = 0; i < 10; i++) client.progress(); // post both receives
+      await drive([server], send(accepted));
+      await drive([server], server.close());
+      await new Promise((r) => setTimeout(r, 50)); // the message and the disconnect are both on the wire
+      for (let i = 0; i < 2000 && (outcome === undefined || !ep.error); i++) {
+        client.progress();
+        await undefined;
+      }
+      assert.ok(ep.error, "the client never saw the server go away");
+      assert.ok(outcome && "ok" in outcome, `the receive rejected: ${outcome && "error" in outcome ? outcome.error.code : "never settled"}`);
+      assert.is(await unmatched, ep.error.code);
+      return (outcome as { ok: unknown }).ok;
+    } finally {
+      await drive([client], client.close());
+    }
+  }
+
+  departure("a tag receive whose message arrived with the peer's disconnect resolves with it", async () => {
+    const into = new Uint8Array(100);
+    const got = await lastWords(
+      (ep) => ep.recv(into, 9),
+      (ep) => ep.send(pattern(100, 3), 9),
+    );
+    assert.equal(got, { tag: 9, length: 100 });
+    assert.ok(samePattern(into, 3));
+  });
+
+  departure("a multi-buffer batch (the empty one too) that arrived with the peer's disconnect resolves with it", async () => {
+    const got = (await lastWords(
+      (ep) => ep.recvMulti(9),
+      (ep) => ep.sendMulti([pattern(100, 3), pattern(5, 4)], 9),
+    )) as Uint8Array[];
+    assert.is(got.length, 2);
+    assert.ok(samePattern(got[0]!, 3) && samePattern(got[1]!, 4));
+    assert.equal(await lastWords((ep) => ep.recvMulti(9), (ep) => ep.sendMulti([], 9)), []);
+  });
+
+  departure.run();
+}

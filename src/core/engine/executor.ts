@@ -101,6 +101,15 @@ export class Executor {
   private readonly parts: PartPoster;
   /** Endpoints whose error handler fired: force-closed on the next step, outside the callback. */
   private readonly failedEndpoints: number[] = [];
+  /**
+   * Endpoint errors not yet reported. UCX calls the error handler from inside
+   * `ucp_worker_progress`, often in the same call that completed the last receives from that
+   * peer (its last message and its disconnect arrive together); those completions are only
+   * seen afterwards, by `ucp_request_check_status`. The application thread rejects every
+   * request still pending on an endpoint when its error arrives, so the error is reported at
+   * the end of the round, after the round's completions.
+   */
+  private readonly endpointErrors: Array<{ ep: number; status: number }> = [];
   private readonly connCallback: NativeCallback;
   private readonly errorCallback: NativeCallback;
   /** Our endpoint id by UCX handle: an active message names its sender by the reply endpoint. */
@@ -288,7 +297,6 @@ export class Executor {
     while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
     this.am?.fetchPending();
     if (this.partQueues.size > 0) events += this.progressParts();
-    if (this.inflight.size === 0) return events;
     for (const [id, r] of this.inflight) {
       const status = u.ucp_request_check_status(r.request);
       if (status === UCS_INPROGRESS) continue;
@@ -297,6 +305,8 @@ export class Executor {
       if (r.staging !== undefined) this.staging.release(r.staging);
       this.finish(id, r, status);
     }
+    // Last: an endpoint error seen in this round goes after every completion of the round.
+    if (this.endpointErrors.length > 0) events += this.reportEndpointErrors();
     return events;
   }
 
@@ -709,7 +719,15 @@ export class Executor {
     e.failed = status;
     // Closing from inside UCX's callback is not allowed: do it on the next progress round.
     this.failedEndpoints.push(ep);
-    this.emit({ kind: CompletionKind.EndpointError, id: ep, status, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
+    this.endpointErrors.push({ ep, status }); // reported at the end of this round (see progress)
+  }
+
+  private reportEndpointErrors(): number {
+    const errors = this.endpointErrors.splice(0);
+    for (const { ep, status } of errors) {
+      this.emit({ kind: CompletionKind.EndpointError, id: ep, status, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
+    }
+    return errors.length;
   }
 
   private closeFailed(ep: number): void {
