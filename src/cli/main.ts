@@ -7,6 +7,7 @@ import { demoCommand, demoHelp } from "./demo-command.ts";
 import { infoCommand, infoHelp, UsageError } from "./info-command.ts";
 import { recvCommand, recvHelp, sendCommand, sendHelp } from "./transfer/commands.ts";
 import { perfCommand, perfHelp } from "./perf/command.ts";
+import { calibrateCommand, calibrateHelp, protoInfoCommand, protoInfoHelp } from "./proto/commands.ts";
 
 const mainHelp = `Usage: ucx-ts <command> [options]
 
@@ -16,6 +17,8 @@ Commands:
   send      send files, folders or stdin to a 'ucx-ts recv' (checked by SHA-256)
   recv      receive what one 'ucx-ts send' sends, into a folder or stdout
   perf      latency and bandwidth like ucx_perftest (--compare: against it and node:net, --plot)
+  proto-info  the protocol selection tables (which send protocol serves which sizes, and why)
+  calibrate   measure the send protocols' costs on this machine for the selection tables
 
 Options:
   --help, -h   help for ucx-ts or for a command (ucx-ts demo --help)
@@ -23,6 +26,7 @@ Options:
 
 Environment:
   UCX_TS_LIBDIR   directory holding libucp.so.0 (default: the system loader path)
+  UCX_TS_PROTO_*  send protocol selection (see ucx-ts proto-info --help)
   UCX_*           UCX's own configuration variables (UCX_TLS, UCX_NET_DEVICES, ...)`;
 
 type Command = (args: readonly string[], write: (t: string) => void) => number | Promise<number>;
@@ -33,6 +37,8 @@ const commands: Record<string, { help: string; run: Command }> = {
   send: { help: sendHelp, run: sendCommand },
   recv: { help: recvHelp, run: recvCommand },
   perf: { help: perfHelp, run: perfCommand },
+  "proto-info": { help: protoInfoHelp, run: protoInfoCommand },
+  calibrate: { help: calibrateHelp, run: calibrateCommand },
 };
 
 export interface CliIo {

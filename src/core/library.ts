@@ -4,6 +4,7 @@
  * call that needs UCX loads it and, if UCX is missing, throws a `UcxError` that says how to
  * install it.
  */
+import process from "node:process";
 import {
   getEnv,
   LibraryLoadError,
@@ -57,10 +58,21 @@ let applied: readonly UcxSetting[] | undefined;
  */
 export function ucxSettings(): readonly UcxSetting[] {
   if (applied) return applied;
-  return Object.entries(UCX_DEFAULTS).map(([name, [value, why]]): UcxSetting => {
+  return Object.entries({ ...UCX_DEFAULTS, ...conditionalDefaults() }).map(([name, [value, why]]): UcxSetting => {
     const user = getEnv(name);
     return user !== undefined ? { name, value: user, source: "user" } : { name, value, source: "ucx-ts default", why };
   });
+}
+
+/**
+ * UCX warns about every `UCX_*` variable it does not know, so ucx-ts's own `UCX_TS_*` settings
+ * (UCX_TS_LIBDIR, UCX_TS_PROTO_*) would each print "UCX WARN unused env variable". When one is
+ * set, and the user has not chosen, that warning is turned off.
+ */
+function conditionalDefaults(): Record<string, readonly [string, string]> {
+  const ours = Object.keys(process.env).filter((k) => k.startsWith("UCX_TS_"));
+  if (ours.length === 0) return {};
+  return { UCX_WARN_UNUSED_ENV_VARS: ["n", `UCX would warn that ${ours.join(", ")} ${ours.length > 1 ? "are" : "is"} unused (they are ucx-ts's)`] };
 }
 
 let loaded: Ucx | undefined;

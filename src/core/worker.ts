@@ -180,7 +180,7 @@ export class Worker {
     pool.attach((b) => w.addressOf(b));
     w.sendPath = new SendPath(
       {
-        request: (s, keep, what, onArrive) => w.request(s, keep, what, () => undefined, undefined, onArrive),
+        request: (s, keep, what, onArrive, now) => w.request(s, keep, what, () => undefined, undefined, onArrive, now),
         settleEarly: (id, status) => w.settleEarly(id, status),
       },
       selector,
@@ -232,6 +232,8 @@ export class Worker {
     onError?: (status: number, value: number) => UcxError | undefined,
     /** Runs when the completion arrives, even for a request settled early (payload hand-over). */
     onArrive?: (id: number, status: number) => void,
+    /** The caller settles it at once (see Engine.submit): hand it to UCX now. */
+    now = false,
   ): { id: number; promise: Promise<T> } {
     this.assertOpen();
     let resolve!: (v: T) => void;
@@ -251,7 +253,7 @@ export class Worker {
       this.updateActive();
     }, keep, onArrive && ((status) => onArrive(id, status)));
     try {
-      this.engine.submit({ ...s, request: id });
+      this.engine.submit({ ...s, request: id }, now);
     } catch (e) {
       this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it
       promise.catch(() => {});

@@ -40,8 +40,13 @@ export type CompletionHandler = (ring: Ring, word: number) => void;
 
 export interface Engine {
   readonly mode: ProgressMode;
-  /** Queue one submission. Never drops: a full ring queues it until there is space. */
-  submit(s: Submission): void;
+  /**
+   * Queue one submission. Never drops: a full ring queues it until there is space. `now`: the
+   * caller has already resolved the operation (a send whose bytes were copied), so polling and
+   * blocking modes hand the ring to UCX at once instead of at the next progress() (thread mode:
+   * the thread takes it as soon as it can anyway).
+   */
+  submit(s: Submission, now?: boolean): void;
   /** Records submitted but not yet in the ring (back-pressure). */
   readonly backlog: number;
   /** Polling/blocking: run UCX once and deliver completions. Thread: deliver completions. */

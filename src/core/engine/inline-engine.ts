@@ -48,8 +48,12 @@ export class InlineEngine implements Engine {
     return this.writer.backlog;
   }
 
-  submit(s: Submission): void {
+  submit(s: Submission, now = false): void {
     this.writer.write(s);
+    // Execute the ring's records (this one and any before it, in order) without progressing
+    // UCX or delivering completions: no user code runs inside submit. Nested in a completion
+    // handler, the ring is busy and the record waits for the next progress().
+    if (now && !this.stopped) this.submissions.consume((w) => this.executor.execute(this.submissions, w));
   }
 
   progress(): number {

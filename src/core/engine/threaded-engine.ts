@@ -95,7 +95,7 @@ export class ThreadedEngine implements Engine {
     return this.writer.backlog;
   }
 
-  submit(s: Submission): void {
+  submit(s: Submission, _now = false): void {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
     // Posting clones: an inline send's bytes are sliced first, so a view of a large buffer does
     // not clone all of it.

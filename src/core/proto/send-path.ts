@@ -27,6 +27,7 @@ export interface SendHost {
     keep: unknown,
     operation: string,
     onArrive?: (id: number, status: number) => void,
+    now?: boolean,
   ): { id: number; promise: Promise<void> };
   settleEarly(id: number, status: number): void;
 }
@@ -103,7 +104,7 @@ export class SendPath {
         for (const resolve of waiting) resolve();
       }
     };
-    const r = this.host.request(s, null, what, onArrive);
+    const r = this.host.request(s, null, what, onArrive, true);
     submitted = true;
     this.counts[protocol]++;
     this.unfinishedCount++;
