@@ -101,6 +101,9 @@ export function messageCount(size: number, quick = false): number {
 export async function measureProtocol(mode: ProgressMode, protocol: SendProtocol, options: { quick?: boolean; repeat?: number } = {}): Promise<{ points: Point[]; cost: Cost }> {
   const pair = await protocolPair(mode, protocol);
   try {
+    // Warm-up: the JIT and the first touches of UCX's paths made a protocol's first points 2-5x
+    // slower than its later ones (measured here), whichever protocol came first.
+    for (const size of calibrationSizes(protocol, true)) await streamTime(pair, size, WINDOW * 8);
     const points: Point[] = [];
     for (const size of calibrationSizes(protocol, options.quick)) {
       let best = Infinity;

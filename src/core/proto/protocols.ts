@@ -81,24 +81,26 @@ export const SEND_PROTOCOL_DEFINITIONS: readonly ProtocolDefinition<SendProtocol
 ];
 
 /**
- * Default costs by progress mode, measured with `ucx-ts calibrate` on the 2-core development VM
- * (2026-11-23; two workers in one process, shared memory). A calibration file or configuration
- * replaces them; see costs.ts.
+ * Default costs by progress mode: `ucx-ts calibrate` on the 2-core development VM (2026-11-23,
+ * Node 20, UCX 1.13.1, two workers in one process over shared memory, rounded; a noisy slope
+ * of the flat inline line set to 0). There, copying pays only in thread mode and only for
+ * small sizes (inline up to 192 B, bounce up to ~10 KiB); in polling and blocking modes
+ * zero-copy wins everywhere. A calibration file or configuration replaces them (calibration.ts, config.ts).
  */
 export const DEFAULT_COSTS: Record<ProgressMode, Record<SendProtocol, Cost>> = {
   thread: {
-    inline: { c: 2, m: 0 },
-    bounce: { c: 4, m: 0.0002 },
-    zcopy: { c: 20, m: 0.0001 },
+    inline: { c: 7.8, m: 0 },
+    bounce: { c: 8.3, m: 0.00035 },
+    zcopy: { c: 10.4, m: 0.000146 },
   },
   polling: {
-    inline: { c: 1, m: 0 },
-    bounce: { c: 2, m: 0.0002 },
-    zcopy: { c: 2, m: 0.0001 },
+    inline: { c: 5.2, m: 0 },
+    bounce: { c: 5.4, m: 0.000175 },
+    zcopy: { c: 4.6, m: 0.000113 },
   },
   blocking: {
-    inline: { c: 1, m: 0 },
-    bounce: { c: 2, m: 0.0002 },
-    zcopy: { c: 2, m: 0.0001 },
+    inline: { c: 6.3, m: 0 },
+    bounce: { c: 5.9, m: 0.00024 },
+    zcopy: { c: 4.6, m: 0.000114 },
   },
 };

@@ -37,8 +37,9 @@ function pad(cells: string[], widths: number[]): string {
 
 export function formatProtoInfo(selector: ProtocolSelector): string {
   const lines: string[] = [];
-  const source = selector.calibrationPath ? `calibration ${selector.calibrationPath}` : "built-in defaults";
-  lines.push(`ucx-ts protocol selection: progress mode ${selector.mode}, costs from ${source}`);
+  const used = new Set(selector.describe().flatMap((r) => r.candidates.map((c) => c.source)));
+  const sources = [...used].map((s) => (s === "calibration" ? `calibration ${selector.calibrationPath}` : s === "default" ? "built-in defaults" : "configuration"));
+  lines.push(`ucx-ts protocol selection: progress mode ${selector.mode}, costs from ${sources.join(" and ")}`);
   for (const r of selector.describe()) {
     lines.push("", `${r.operation} on ${r.bufferType}`);
     const rows = [["size range", "protocol", "time", "bandwidth", "cost line"]];
