@@ -45,6 +45,7 @@ export class ThreadedEngine implements Engine {
   private stopWaiter: (() => void) | undefined;
   private readonly signal: () => void;
   private readonly payloads = new Map<number, Payload>();
+  private threadExited = false;
 
   private constructor(
     private readonly thread: Thread,
@@ -61,6 +62,7 @@ export class ThreadedEngine implements Engine {
     const u = ucx();
     this.signal = () => void u.ucp_worker_signal(this.workerHandle);
     thread.unref(); // held only while work is outstanding (setActive)
+    thread.once("exit", () => (this.threadExited = true));
     liveEngines.add(this);
     installExitHook();
   }
@@ -210,7 +212,15 @@ export class ThreadedEngine implements Engine {
     this.wake();
     this.thread.ref();
     this.ensureNotifier();
-    await stoppedPromise;
+    // A timer, not only the thread's ref(), keeps the process alive until Stopped comes back:
+    // under Bun, a CLI closing its worker after an endpoint error exited with status 0 in the
+    // middle of this wait (event loop empty), instead of reporting its error.
+    const keepAlive = setInterval(() => {}, 1000);
+    try {
+      await stoppedPromise;
+    } finally {
+      clearInterval(keepAlive);
+    }
     this.stopped = true;
     liveEngines.delete(this);
     this.stopWaiter = undefined;
@@ -218,9 +228,18 @@ export class ThreadedEngine implements Engine {
     this.payloadPort.close();
     this.payloads.clear();
     // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
-    await new Promise<void>((resolve) => {
-      this.thread.once("exit", () => resolve());
-      setTimeout(resolve, 2000).unref?.();
-    });
+    // The exit may already have happened (it is watched from the start), and the timer that
+    // bounds the wait is a real one: with an unref'd timer and a thread already gone, nothing
+    // kept the process alive, and a CLI under Bun exited with status 0 right here too (both
+    // seen 2026-11-23 in cli/transfer's killed-receiver test, together about one run in six).
+    if (!this.threadExited) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        this.thread.once("exit", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
   }
 }
