@@ -29,6 +29,7 @@ import type { SendProtocol } from "./proto/protocols.ts";
 import { formatProtoInfo } from "./proto/report.ts";
 import { ProtocolSelector } from "./proto/selector.ts";
 import { SendPath } from "./proto/send-path.ts";
+import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
@@ -182,9 +183,27 @@ export class Worker {
       {
         request: (s, keep, what, onArrive, now) => w.request(s, keep, what, () => undefined, undefined, onArrive, now),
         settleEarly: (id, status) => w.settleEarly(id, status),
+        holdMemory: (bytes, promise) => w.holdMemory(bytes, promise),
       },
       selector,
       pool,
+      new RegistrationCache(
+        {
+          nextId: () => w.newObjectId(),
+          map: (id, address, length, keep, onFail) => {
+            const r = w.request(submission({ op: Op.MemMap, target: id, address, length }), keep, "ucp_mem_map", () => undefined, undefined, (_id, status) => {
+              if (status !== UCS_OK) onFail();
+            });
+            r.promise.catch(() => {}); // a refused registration only makes this buffer go plain
+          },
+          unmap: (id) => {
+            if (!w.closed) w.post(submission({ op: Op.MemUnmap, target: id }));
+          },
+          userRegistration: (buffer) => w.memoryOf.get(buffer)?.id,
+          addressOf: (b) => w.addressOf(b),
+        },
+        { maxBytes: selector.configuration.registrationMaxBytes, maxRegistration: selector.configuration.registrationMaxBuffer },
+      ),
       (b) => w.addressOf(b),
     );
     if (selector.configuration.info) process.stderr.write(formatProtoInfo(selector));
@@ -198,6 +217,12 @@ export class Worker {
   /** The protocol selection tables in use (what `ucx-ts proto-info` prints). */
   get protocols(): ProtocolSelector {
     return this.sendPath.selector;
+  }
+
+  /** What the send registration cache (protocol zcopy-reg) did: registrations made, reused, unmapped, refused. */
+  get registrationStats(): Readonly<{ maps: number; unmaps: number; hits: number; failed: number; registeredBytes: number }> {
+    const c = this.sendPath.registrations;
+    return { ...c.stats, registeredBytes: c.registeredBytes };
   }
 
   /** How many sends each protocol carried since the worker started. */

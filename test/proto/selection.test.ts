@@ -176,7 +176,7 @@ test("a calibration file is read per progress mode; a broken one is ignored, not
 test("a selector's tables follow its costs and are rebuilt by configure()", () => {
   const s = new ProtocolSelector("thread", 192, {
     calibration: false,
-    costs: { inline: { c: 1, m: 0 }, bounce: { c: 2, m: 0.001 }, zcopy: { c: 20, m: 0.0001 } },
+    costs: { inline: { c: 1, m: 0 }, bounce: { c: 2, m: 0.001 }, zcopy: { c: 20, m: 0.0001 }, "zcopy-reg": { c: 21, m: 0.0001 } },
   });
   assert.is(s.select("tag-send", 0), "inline");
   assert.is(s.select("tag-send", 192), "inline");
@@ -184,6 +184,8 @@ test("a selector's tables follow its costs and are rebuilt by configure()", () =
   assert.is(s.select("tag-send", 19999), "bounce");
   assert.is(s.select("tag-send", 20000), "zcopy");
   assert.is(s.select("stream-send", 2 ** 40), "zcopy");
+  // zcopy-reg, 1 us dearer than zcopy on the same slope, wins nowhere and is listed as such.
+  assert.match(formatProtoInfo(s), /\(zcopy-reg: 1 B \.\. max, 21\.00 us \+ 0\.100 ns\/B \[configuration\], wins nowhere\)/);
   s.configure({ calibration: false, force: "zcopy" });
   assert.is(s.select("tag-send", 8), "zcopy");
   assert.is(s.limits.bounceChunkSize, 65536, "the pool's chunk size stays what the worker was made with");

@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import type { SendProtocol } from "../../src/index.ts";
 import { MODES, pair, pattern, samePattern, type Pair } from "../helpers/workers.ts";
 
-const COSTS = { inline: { c: 1, m: 0 }, bounce: { c: 2, m: 0.001 }, zcopy: { c: 20, m: 0.0001 } };
+const COSTS = { inline: { c: 1, m: 0 }, bounce: { c: 2, m: 0.001 }, zcopy: { c: 20, m: 0.0001 }, "zcopy-reg": { c: 21, m: 0.0001 } };
 // With these lines: inline 0..192, bounce 193..19,999, zcopy from 20,000 (see selection.test.ts).
 const BOUNDARIES: [number, SendProtocol][] = [
   [0, "inline"],
@@ -22,7 +22,12 @@ const BOUNDARIES: [number, SendProtocol][] = [
 ];
 
 function delta(before: Record<SendProtocol, number>, after: Record<SendProtocol, number>): Record<SendProtocol, number> {
-  return { inline: after.inline - before.inline, bounce: after.bounce - before.bounce, zcopy: after.zcopy - before.zcopy };
+  return {
+    inline: after.inline - before.inline,
+    bounce: after.bounce - before.bounce,
+    zcopy: after.zcopy - before.zcopy,
+    "zcopy-reg": after["zcopy-reg"] - before["zcopy-reg"],
+  };
 }
 
 for (const mode of MODES) {
@@ -71,7 +76,7 @@ for (const mode of MODES) {
       await q.run(Promise.all(sends));
       assert.is(await q.run(recv), whole.length);
       assert.ok(samePattern(into, 9));
-      assert.equal(delta(before, q.b.protocolCounts), { inline: 4, bounce: 2, zcopy: 1 });
+      assert.equal(delta(before, q.b.protocolCounts), { inline: 4, bounce: 2, zcopy: 1, "zcopy-reg": 0 });
     } finally {
       await q.close();
     }
@@ -104,10 +109,10 @@ for (const mode of MODES) {
   });
 
   test("forcing a protocol: every size it can carry goes by it, the rest by the table", async () => {
-    for (const force of ["inline", "bounce", "zcopy"] as const) {
+    for (const force of ["inline", "bounce", "zcopy", "zcopy-reg"] as const) {
       p.a.configureProtocols({ calibration: false, costs: COSTS, force });
       for (const size of [8, 150, 300, 30_000, 70_000]) {
-        const carries = force === "zcopy" || (force === "inline" ? size <= 192 : size <= 65536);
+        const carries = force === "zcopy" || force === "zcopy-reg" || (force === "inline" ? size <= 192 : size <= 65536);
         const expected: SendProtocol = carries ? force : p.a.protocols.select("tag-send", size);
         const into = new Uint8Array(size);
         const before = p.a.protocolCounts;
@@ -136,6 +141,51 @@ for (const mode of MODES) {
       assert.is(d.bounce + d.zcopy, n);
       assert.ok(d.bounce >= 2, `bounce carried ${d.bounce}`);
       assert.ok(d.zcopy >= 1, "the pool has 2 chunks: some of 12 concurrent sends had to go zero-copy");
+    } finally {
+      await q.close();
+    }
+  });
+
+  test("zcopy-reg registers a buffer once, reuses it, evicts past its budget, skips big buffers", async () => {
+    const q = await pair(mode, {
+      protocols: { calibration: false, force: "zcopy-reg", registration: { maxBytes: 3 * 65536, maxBuffer: 1 << 20 } },
+    });
+    try {
+      const send = async (bytes: Uint8Array, seed: number) => {
+        const into = new Uint8Array(bytes.length);
+        const recv = q.b.recv(into, 200);
+        await q.run(q.ab.send(bytes, 200));
+        await q.run(recv);
+        assert.equal(into, bytes, `content of a ${bytes.length}-byte send (seed ${seed})`);
+      };
+      // One buffer, sent whole and in parts: one registration, then hits.
+      const big = pattern(65536, 4);
+      for (let i = 0; i < 5; i++) await send(big.subarray(i * 1000, i * 1000 + 20_000), i);
+      let st = q.a.registrationStats;
+      assert.is(st.maps, 1);
+      assert.is(st.hits, 4);
+      assert.is(st.registeredBytes, 65536);
+      assert.is(q.a.protocolCounts["zcopy-reg"], 5);
+      // Five more buffers of 64 KiB: the budget (3 x 64 KiB) keeps three; the oldest go.
+      const others = Array.from({ length: 5 }, (_, i) => pattern(65536, 10 + i));
+      for (const [i, b] of others.entries()) await send(b, 10 + i);
+      st = q.a.registrationStats;
+      assert.is(st.maps, 6);
+      assert.ok(st.unmaps >= 3, `unmapped ${st.unmaps}`);
+      assert.ok(st.registeredBytes <= 3 * 65536, `registered ${st.registeredBytes}`);
+      // An evicted buffer is registered again when sent again, and still arrives intact.
+      await send(big, 99);
+      assert.is(q.a.registrationStats.maps, 7);
+      // A buffer over maxBuffer is not registered: plain zcopy.
+      const before = q.a.protocolCounts;
+      await send(pattern((1 << 20) + 1, 5), 5);
+      assert.is(q.a.protocolCounts.zcopy - before.zcopy, 1);
+      assert.is(q.a.registrationStats.maps, 7);
+      // A buffer the user registered is sent with that registration, none made for it.
+      const mine = await q.run(q.a.memMap(pattern(4096, 6)));
+      await send(mine.bytes, 6);
+      assert.is(q.a.registrationStats.maps, 7);
+      await q.run(mine.unmap());
     } finally {
       await q.close();
     }
@@ -172,7 +222,9 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
     settleEarly: (id: number) => void settledEarly.push(id),
   };
   const pool = BouncePool.create(1024, 1, false);
-  const path = new SendPath(host, new ProtocolSelector("polling", 192, { calibration: false, force: "bounce" }), pool, () => 4096);
+  const { RegistrationCache } = await import("../../src/core/proto/registration-cache.ts");
+  const noRegistration = new RegistrationCache({ nextId: () => 1, map: () => {}, unmap: () => {}, userRegistration: () => undefined, addressOf: () => 0 });
+  const path = new SendPath({ ...host, holdMemory: (_b, p) => p }, new ProtocolSelector("polling", 192, { calibration: false, force: "bounce" }), pool, noRegistration, () => 4096);
   const failures: number[] = [];
   const sink = { failAfterSend: (status: number) => void failures.push(status) };
   path.send(1, "tag-send", 1, new Uint8Array(100), 0, 0, "send", sink);

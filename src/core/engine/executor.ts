@@ -21,6 +21,7 @@ import {
   INLINE_OFFSET,
   SEND_FLAG_BOUNCE,
   SEND_FLAG_INLINE,
+  SEND_FLAG_MEMH,
   EP_FLAG_ERR_PEER,
   Op,
   SUB,
@@ -410,7 +411,10 @@ export class Executor {
       this.sourceStaging = chunk;
       return this.params(0);
     }
-    return this.params(flags & SEND_FLAG_BOUNCE && this.poolMemh !== 0 ? C.UCP_OP_ATTR_FIELD_MEMH : 0);
+    const memh = flags & SEND_FLAG_BOUNCE ? this.poolMemh : flags & SEND_FLAG_MEMH ? this.rma.memh(ring.f64[(w >> 1) + SUB.handle]!) : 0;
+    if (memh === 0) return this.params(0); // a registration that failed: send without a handle
+    this.param.set("memh", memh as number | bigint);
+    return this.params(C.UCP_OP_ATTR_FIELD_MEMH);
   }
   private sourceAddress = 0;
   private sourceStaging: number | undefined;
@@ -476,7 +480,7 @@ export class Executor {
     this.trackSend(id, ep, this.u.ucp_stream_send_nbx(e.handle, this.sourceAddress, length, param), length, this.sourceStaging);
   }
 
-  /** Register the bounce pool once; its handle stays in the scratch parameters' memh field. */
+  /** Register the bounce pool once; bounce sends pass its handle. */
   private mapBouncePool(pool: ArrayBufferLike): void {
     const u = this.u;
     const bytes = new Uint8Array(pool);
@@ -487,8 +491,6 @@ export class Executor {
     // A pool UCX cannot register is not fatal: its sends then go without a memory handle.
     if (u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address()) !== UCS_OK) return;
     this.poolMemh = this.out.pointer();
-    // Only the bounce path sets UCP_OP_ATTR_FIELD_MEMH; other operations leave memh unread.
-    this.param.set("memh", this.poolMemh as number | bigint);
   }
 
 

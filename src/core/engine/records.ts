@@ -108,6 +108,8 @@ export const EP_FLAG_ERR_PEER = 1;
 export const SEND_FLAG_INLINE = 1;
 /** The bytes are in the bounce pool (address inside it): send with the pool's memory handle. */
 export const SEND_FLAG_BOUNCE = 2;
+/** The buffer is registered as memory `handle` (the registration cache): send with its handle. */
+export const SEND_FLAG_MEMH = 4;
 /** Close flags in a submission. */
 export const CLOSE_FLAG_FORCE = 1;
 

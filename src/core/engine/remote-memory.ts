@@ -44,6 +44,11 @@ export class RemoteMemory {
     this.h.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
   }
 
+  /** The memory handle of registration `memory`, or 0 (unknown, or its registration failed). */
+  memh(memory: number): Pointer {
+    return this.memories.get(memory) ?? 0;
+  }
+
   memUnmap(id: number, memory: number): void {
     const memh = this.memories.get(memory);
     if (memh === undefined) return this.h.done(id, UCS_ERR_NO_ELEM);

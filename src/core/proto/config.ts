@@ -10,6 +10,8 @@
  *   UCX_TS_PROTO_CALIBRATION=<path>|none    the calibration file to read (or none)
  *   UCX_TS_PROTO_BOUNCE_CHUNK=<bytes>       bounce chunk size (0: no bounce pool)
  *   UCX_TS_PROTO_BOUNCE_CHUNKS=<count>      chunks in the pool
+ *   UCX_TS_PROTO_REG_MAX_BYTES=<bytes>      most bytes the registration cache keeps registered
+ *   UCX_TS_PROTO_REG_MAX_BUFFER=<bytes>     largest buffer it registers (0: no zcopy-reg)
  *   UCX_TS_PROTO_INFO=1                     print the selection tables when a worker starts
  */
 import process from "node:process";
@@ -26,6 +28,8 @@ export interface ProtocolOptions {
   readonly calibration?: string | false;
   /** Bounce pool: chunk size in bytes (0 turns bounce off) and number of chunks. */
   readonly bounce?: { readonly chunkSize?: number; readonly chunks?: number };
+  /** Registration cache (zcopy-reg): most bytes registered at once, largest buffer registered (0: off). */
+  readonly registration?: { readonly maxBytes?: number; readonly maxBuffer?: number };
   /** Print the selection tables when the worker starts (as UCX_PROTO_INFO=y does). */
   readonly info?: boolean;
 }
@@ -36,10 +40,13 @@ export interface ResolvedProtocolConfig {
   readonly calibration: string | false | undefined;
   readonly bounceChunkSize: number;
   readonly bounceChunks: number;
+  readonly registrationMaxBytes: number;
+  readonly registrationMaxBuffer: number;
   readonly info: boolean;
 }
 
 export const DEFAULT_BOUNCE = { chunkSize: 64 * 1024, chunks: 32 };
+export const DEFAULT_REGISTRATION = { maxBytes: 2 ** 30, maxBuffer: 256 * 2 ** 20 };
 
 function protocolName(value: string, where: string): SendProtocol {
   if (!(SEND_PROTOCOLS as readonly string[]).includes(value)) {
@@ -85,19 +92,23 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
   }
   const costs: Partial<Record<SendProtocol, Cost>> = {};
   for (const p of SEND_PROTOCOLS) {
-    const key = `UCX_TS_PROTO_COST_${p.toUpperCase()}`;
+    const key = `UCX_TS_PROTO_COST_${p.toUpperCase().replace("-", "_")}`;
     if (env[key]) costs[p] = parseCost(env[key]!, key);
   }
   const cal = env.UCX_TS_PROTO_CALIBRATION;
   const bounce: { chunkSize?: number; chunks?: number } = {};
   if (env.UCX_TS_PROTO_BOUNCE_CHUNK) bounce.chunkSize = count(env.UCX_TS_PROTO_BOUNCE_CHUNK, "UCX_TS_PROTO_BOUNCE_CHUNK", 0, 2 ** 30);
   if (env.UCX_TS_PROTO_BOUNCE_CHUNKS) bounce.chunks = count(env.UCX_TS_PROTO_BOUNCE_CHUNKS, "UCX_TS_PROTO_BOUNCE_CHUNKS", 1, 65536);
+  const registration: { maxBytes?: number; maxBuffer?: number } = {};
+  if (env.UCX_TS_PROTO_REG_MAX_BYTES) registration.maxBytes = count(env.UCX_TS_PROTO_REG_MAX_BYTES, "UCX_TS_PROTO_REG_MAX_BYTES", 0, Number.MAX_SAFE_INTEGER);
+  if (env.UCX_TS_PROTO_REG_MAX_BUFFER) registration.maxBuffer = count(env.UCX_TS_PROTO_REG_MAX_BUFFER, "UCX_TS_PROTO_REG_MAX_BUFFER", 0, Number.MAX_SAFE_INTEGER);
   const info = env.UCX_TS_PROTO_INFO;
   return {
     force,
     costs,
     calibration: cal === undefined || cal === "" ? undefined : cal === "none" ? false : cal,
     bounce,
+    registration,
     info: info !== undefined && info !== "" && !/^(0|n|no|false)$/i.test(info),
   };
 }
@@ -113,12 +124,16 @@ export function resolveProtocolConfig(options: ProtocolOptions = {}, env = optio
   const chunkSize = count(options.bounce?.chunkSize ?? env.bounce?.chunkSize ?? DEFAULT_BOUNCE.chunkSize, "protocols.bounce.chunkSize", 0, 2 ** 30);
   const chunks = count(options.bounce?.chunks ?? env.bounce?.chunks ?? DEFAULT_BOUNCE.chunks, "protocols.bounce.chunks", 1, 65536);
   if (chunkSize * chunks > 2 ** 31) throw invalidArgument("protocols.bounce: the pool may be at most 2 GiB");
+  const regBytes = count(options.registration?.maxBytes ?? env.registration?.maxBytes ?? DEFAULT_REGISTRATION.maxBytes, "protocols.registration.maxBytes", 0, Number.MAX_SAFE_INTEGER);
+  const regBuffer = count(options.registration?.maxBuffer ?? env.registration?.maxBuffer ?? DEFAULT_REGISTRATION.maxBuffer, "protocols.registration.maxBuffer", 0, Number.MAX_SAFE_INTEGER);
   return {
     force: { ...fromForce(env.force, "UCX_TS_PROTO"), ...fromForce(options.force, "protocols.force") },
     costs,
     calibration: options.calibration ?? env.calibration,
     bounceChunkSize: chunkSize,
     bounceChunks: chunks,
+    registrationMaxBytes: regBytes,
+    registrationMaxBuffer: regBuffer,
     info: options.info ?? env.info ?? false,
   };
 }

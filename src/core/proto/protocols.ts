@@ -11,6 +11,9 @@
  *   it is submitted, and the chunk returns to the pool when UCX is done with it.
  * - `zcopy`: the caller's buffer goes to UCX by address, held until UCX reports completion; the
  *   send resolves then. Every size.
+ * - `zcopy-reg`: as zcopy, with the buffer registered with UCX through a registration cache
+ *   (registration-cache.ts) and its memory handle passed: pays where registering per send is
+ *   expensive (RDMA without UCX's own cache) and the same buffers are sent again.
  *
  * A send that resolved before UCX finished with it (inline, bounce) and then fails makes its
  * endpoint fail with that error; `ep.flush()`, `ep.close()` and `worker.close()` wait for such
@@ -19,7 +22,7 @@
 import type { ProgressMode } from "../engine/engine.ts";
 import type { Cost } from "./cost.ts";
 
-export const SEND_PROTOCOLS = ["inline", "bounce", "zcopy"] as const;
+export const SEND_PROTOCOLS = ["inline", "bounce", "zcopy", "zcopy-reg"] as const;
 export type SendProtocol = (typeof SEND_PROTOCOLS)[number];
 
 /** Operations whose protocol is selected per message. */
@@ -54,6 +57,8 @@ export interface ProtocolLimits {
   readonly inlineCapacity: number;
   /** Bytes of one bounce-pool chunk (bounce's maximum); 0 when the pool is off. */
   readonly bounceChunkSize: number;
+  /** The registration cache's largest registration; 0 turns zcopy-reg off. */
+  readonly maxRegistration: number;
 }
 
 export const SEND_PROTOCOL_DEFINITIONS: readonly ProtocolDefinition<SendProtocol>[] = [
@@ -78,6 +83,15 @@ export const SEND_PROTOCOL_DEFINITIONS: readonly ProtocolDefinition<SendProtocol
     description: "buffer passed by address and held; resolves when UCX is done",
     range: () => ({ minSize: 0, maxSize: Number.MAX_SAFE_INTEGER }),
   },
+  {
+    name: "zcopy-reg",
+    operations: OPERATIONS,
+    bufferTypes: [HOST_CONTIG],
+    description: "as zcopy, the buffer registered once through the registration cache",
+    // Sends of at least one byte: a registration covers the sent buffer's whole ArrayBuffer, up
+    // to the cache's largest registration (a bigger buffer goes plain zcopy at run time).
+    range: (l) => (l.maxRegistration > 0 ? { minSize: 1, maxSize: Number.MAX_SAFE_INTEGER } : undefined),
+  },
 ];
 
 /**
@@ -92,15 +106,18 @@ export const DEFAULT_COSTS: Record<ProgressMode, Record<SendProtocol, Cost>> = {
     inline: { c: 7.8, m: 0 },
     bounce: { c: 8.3, m: 0.00035 },
     zcopy: { c: 10.4, m: 0.000146 },
+    "zcopy-reg": { c: 10.9, m: 0.000146 },
   },
   polling: {
     inline: { c: 5.2, m: 0 },
     bounce: { c: 5.4, m: 0.000175 },
     zcopy: { c: 4.6, m: 0.000113 },
+    "zcopy-reg": { c: 5.1, m: 0.000113 },
   },
   blocking: {
     inline: { c: 6.3, m: 0 },
     bounce: { c: 5.9, m: 0.00024 },
     zcopy: { c: 4.6, m: 0.000114 },
+    "zcopy-reg": { c: 5.1, m: 0.000114 },
   },
 };

@@ -68,8 +68,12 @@ export class ProtocolSelector {
    */
   configure(options: ProtocolOptions = {}, inlineCapacity = this.limits?.inlineCapacity ?? 0): void {
     let config = resolveProtocolConfig(options);
-    if (this.limits) config = { ...config, bounceChunkSize: this.config.bounceChunkSize, bounceChunks: this.config.bounceChunks };
-    const limits = { inlineCapacity, bounceChunkSize: config.bounceChunkSize };
+    // The bounce pool and the registration cache exist once the worker runs: their sizes stay.
+    if (this.limits) {
+      const c = this.config;
+      config = { ...config, bounceChunkSize: c.bounceChunkSize, bounceChunks: c.bounceChunks, registrationMaxBytes: c.registrationMaxBytes, registrationMaxBuffer: c.registrationMaxBuffer };
+    }
+    const limits = { inlineCapacity, bounceChunkSize: config.bounceChunkSize, maxRegistration: config.registrationMaxBuffer };
     const path = config.calibration === false ? undefined : (config.calibration ?? defaultCalibrationPath());
     const calibrated = path ? loadCalibratedCosts(path, this.mode) : {};
     this.calibrationPath = path && Object.keys(calibrated).length > 0 ? path : undefined;

@@ -6,14 +6,18 @@
  * - bounce: the bytes are copied into a bounce chunk; resolves at once; the chunk returns when
  *   UCX is done. No free chunk: the send goes zcopy instead (counted as zcopy).
  * - zcopy: the caller's buffer by address, held until UCX is done; resolves then.
+ * - zcopy-reg: as zcopy, with the buffer's registration from the registration cache (made on
+ *   first use, in ring order before the send) passed as its memory handle. A buffer the cache
+ *   will not register goes plain zcopy (counted as zcopy).
  *
  * A send that resolved early still has its completion: it frees what the send used, and an
  * error there fails the endpoint (the caller's next operation, flush or close sees it).
  * `unfinished` counts those sends so that closing waits for them.
  */
 import { submission, type Submission } from "../engine/engine.ts";
-import { SEND_FLAG_BOUNCE, SEND_FLAG_INLINE } from "../engine/records.ts";
+import { SEND_FLAG_BOUNCE, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
 import type { BouncePool } from "./bounce-pool.ts";
+import type { RegistrationCache } from "./registration-cache.ts";
 import type { Operation, SendProtocol } from "./protocols.ts";
 import type { ProtocolSelector } from "./selector.ts";
 
@@ -30,6 +34,8 @@ export interface SendHost {
     now?: boolean,
   ): { id: number; promise: Promise<void> };
   settleEarly(id: number, status: number): void;
+  /** Count `promise` against the user's own registration of `bytes`, if it has one (memMap). */
+  holdMemory(bytes: Uint8Array, promise: Promise<void>): Promise<void>;
 }
 
 /** Something a failed early send can be reported to (the endpoint). */
@@ -39,7 +45,7 @@ export interface SendFailureSink {
 
 export class SendPath {
   /** Sends per protocol since the worker started (what `worker.protocolCounts` shows). */
-  readonly counts: Record<SendProtocol, number> = { inline: 0, bounce: 0, zcopy: 0 };
+  readonly counts: Record<SendProtocol, number> = { inline: 0, bounce: 0, zcopy: 0, "zcopy-reg": 0 };
   /** Sends that resolved early and whose completion has not arrived yet. */
   private unfinishedCount = 0;
   private drained: (() => void)[] = [];
@@ -48,6 +54,7 @@ export class SendPath {
     private readonly host: SendHost,
     readonly selector: ProtocolSelector,
     private readonly pool: BouncePool,
+    readonly registrations: RegistrationCache,
     private readonly addressOf: (bytes: Uint8Array) => number,
   ) {}
 
@@ -83,8 +90,19 @@ export class SendPath {
         return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_BOUNCE }), what, sink, "bounce", chunk);
       }
     }
+    const address = this.addressOf(bytes);
+    if (protocol === "zcopy-reg") {
+      const memory = this.registrations.acquire(bytes);
+      if (memory !== 0) {
+        this.counts["zcopy-reg"]++;
+        const s = submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: memory });
+        // The completion gives the registration back (a refused submission completes at once).
+        const r = this.host.request(s, bytes, what, () => this.registrations.release(memory));
+        return { id: r.id, promise: this.host.holdMemory(bytes, r.promise) };
+      }
+    }
     this.counts.zcopy++;
-    return this.host.request(submission({ op, target: endpoint, address: this.addressOf(bytes), length, tagLo, tagHi }), bytes, what);
+    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what);
   }
 
   /**
