@@ -53,6 +53,12 @@ for (const runtime of runtimes)
         }
       }
 
+/** The protocol a forced variant really uses at `size`: its own where it can carry it, else the table's. */
+function effective(variant, mode, size) {
+  const carries = { inline: size <= 192, bounce: size <= 65536, zcopy: true, "zcopy-reg": size >= 1 }[variant];
+  return carries ? variant : engineChoice[mode](size);
+}
+
 const better = (kind, a, b) => (kind.startsWith("bw") ? a > b : a < b);
 const summary = [];
 const line = (cells) => console.log(cells.map((c, i) => String(c).padEnd([8, 8, 15, 9, 10, 10, 20, 8, 8][i] ?? 10)).join(" "));
@@ -77,7 +83,7 @@ for (const runtime of runtimes)
         const ratio = kind.startsWith("bw") ? fixed.value / engine : engine / fixed.value; // > 1: engine worse
         const noise = Math.max(1.1, fixed.spread, Math.max(...engineVals) / Math.min(...engineVals));
         // Forcing the protocol the engine picks runs the engine's code: any gap there is noise.
-        const verdict = fixed.variant === engineChoice[mode](size) ? "same" : ratio <= noise ? "ok" : "worse";
+        const verdict = effective(fixed.variant, mode, size) === engineChoice[mode](size) ? "same" : ratio <= noise ? "ok" : "worse";
         const uses = engineChoice[mode](size);
         summary.push({ runtime, mode, kind, size, uses, engine, best: fixed.variant, bestValue: fixed.value, ratio, noise, verdict });
         line([runtime, mode, kind, size, uses, engine.toFixed(2), `${fixed.variant} ${fixed.value.toFixed(2)}`, ratio.toFixed(2), verdict]);
