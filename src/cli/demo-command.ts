@@ -34,7 +34,7 @@ import {
   type Plan,
 } from "./demo-protocol.ts";
 
-export const demoHelp = `Usage: ucx-ts demo [--mode thread|polling] [--error-handling peer|none] [--max-size SIZE] [--json]
+export const demoHelp = `Usage: ucx-ts demo [--mode thread|polling|hybrid] [--error-handling peer|none] [--max-size SIZE] [--json]
 
 A transfer between two processes on 127.0.0.1: this one listens, a second one (the same runtime
 running the same command) connects, and for each message size (8 B, 1 KiB, 64 KiB, 1 MiB,
@@ -47,7 +47,8 @@ socket between the same two processes), and which UCX transports the endpoint us
 
 Options:
   --mode MODE              progress mode of both workers: thread (default: a progress thread)
-                           or polling (the application progresses the worker)
+                           or polling (the application progresses the worker) or hybrid
+                           (the application thread drives UCX by itself while it waits)
   --error-handling EH      peer: UCX detects a dead peer (the library's default); on UCX 1.13
                            this restricts two processes to tcp over loopback.
                            none: no peer failure detection; UCX may use shared memory.
@@ -121,7 +122,7 @@ function parseOptions(args: readonly string[]): DemoOptions & { peer?: string; t
         break;
       case "--mode": {
         const v = value();
-        if (v !== "thread" && v !== "polling") throw new UsageError(`demo: --mode must be thread or polling, got '${v}'`);
+        if (v !== "thread" && v !== "polling" && v !== "hybrid") throw new UsageError(`demo: --mode must be thread, polling or hybrid, got '${v}'`);
         mode = v;
         break;
       }

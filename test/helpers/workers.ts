@@ -5,14 +5,14 @@
  */
 import { Worker, type Endpoint, type ProgressMode, type WorkerOptions } from "../../src/index.ts";
 
-export const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking"];
+export const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking", "hybrid"];
 
 export async function drive<T>(workers: readonly Worker[], promise: Promise<T>, timeoutMs = 20_000): Promise<T> {
   let done = false;
   const settled = promise.finally(() => (done = true));
   settled.catch(() => {});
   const deadline = Date.now() + timeoutMs;
-  const manual = workers.filter((w) => w.progressMode !== "thread" && !w.closed);
+  const manual = workers.filter((w) => (w.progressMode === "polling" || w.progressMode === "blocking") && !w.closed);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`not settled within ${timeoutMs} ms`)), timeoutMs);

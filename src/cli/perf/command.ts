@@ -27,7 +27,7 @@ Options:
   --tests T,...       tests to run (default all: ${TESTS.join(",")})
   --sizes S,...       message sizes (default 8,256,4K,64K,1M; at most 4M)
   --iterations N      round trips per latency point (default 1000); bandwidth rounds: N/10
-  --mode M            progress mode: thread (default), polling, blocking
+  --mode M            progress mode: thread (default), polling, blocking, hybrid
   --error-handling E  peer (default) or none (same-host shared memory)
   --spin US           thread mode: how long the application thread spins for a completion
   --thread-spin US    thread mode: how long the progress thread busy-polls after work
@@ -102,7 +102,7 @@ function parseOptions(args: readonly string[]): PerfOptions {
       o.target = { host: m[1]!, port: Number(m[2]) };
     } else throw new UsageError(`perf: unknown argument ${a}`);
   }
-  if (!["thread", "polling", "blocking"].includes(o.mode)) throw new UsageError("perf: --mode is thread, polling or blocking");
+  if (!["thread", "polling", "blocking", "hybrid"].includes(o.mode)) throw new UsageError("perf: --mode is thread, polling, blocking or hybrid");
   if (!["peer", "none"].includes(o.errorHandling)) throw new UsageError("perf: --error-handling is peer or none");
   if (!(Number.isInteger(o.plan.iterations) && o.plan.iterations >= 1)) throw new UsageError("perf: --iterations must be a positive integer");
   if (!(Number.isInteger(o.port) && o.port >= 0 && o.port < 65536)) throw new UsageError("perf: --port must be 0..65535");

@@ -16,9 +16,9 @@ import { runtime } from "../../ffi/index.ts";
 import { UsageError } from "../info-command.ts";
 import { measureProtocol } from "./measure.ts";
 
-const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking"];
+const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking", "hybrid"];
 
-export const protoInfoHelp = `Usage: ucx-ts proto-info [--mode thread|polling|blocking] [--json]
+export const protoInfoHelp = `Usage: ucx-ts proto-info [--mode thread|polling|blocking|hybrid] [--json]
 
 Print the protocol selection tables a worker in this progress mode would build (default:
 thread), as UCX_PROTO_INFO=y does for UCX: for each operation (tag-send, stream-send) and
@@ -37,7 +37,7 @@ Examples:
   npx ucx-ts proto-info
   UCX_TS_PROTO_TAG_SEND=zcopy npx ucx-ts proto-info --mode polling`;
 
-export const calibrateHelp = `Usage: ucx-ts calibrate [--modes thread,polling,blocking] [--out PATH] [--quick] [--dry-run]
+export const calibrateHelp = `Usage: ucx-ts calibrate [--modes thread,polling,blocking,hybrid] [--out PATH] [--quick] [--dry-run]
 
 Measure the cost line (time = c + m * size) of each send protocol in each progress mode on
 this machine: two workers in this process, the protocol forced, 16 sends in flight, sizes
@@ -46,7 +46,7 @@ writes them to the calibration file (default ${defaultCalibrationPath()}, or
 UCX_TS_PROTO_CALIBRATION) which workers read when they start, then prints the tables.
 
 Options:
-  --modes LIST   progress modes to calibrate (default: all three)
+  --modes LIST   progress modes to calibrate (default: all four)
   --out PATH     where to write (default as above)
   --quick        fewer sizes and messages (a few seconds; noisier)
   --dry-run      measure and print, write nothing`;

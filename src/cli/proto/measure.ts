@@ -41,7 +41,7 @@ export interface ProtocolPair {
  * than the messages being measured.
  */
 export async function driveBoth<T>(a: Worker, b: Worker, promise: Promise<T>): Promise<T> {
-  if (a.progressMode === "thread") return promise;
+  if (a.progressMode === "thread" || a.progressMode === "hybrid") return promise;
   let done = false;
   const settled = promise.finally(() => (done = true));
   settled.catch(() => {});

@@ -8,11 +8,14 @@
  *   (`inline-engine.ts`).
  * - `blocking`: as polling, plus `wait()`, which sleeps in `ucp_worker_wait` until UCX has
  *   an event.
+ * - `hybrid`: as polling, driven by itself: it progresses UCX while work is near and parks
+ *   on UCX's event fd (watched by a thread that never calls UCX) when it is not
+ *   (`hybrid-engine.ts`).
  */
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
-export type ProgressMode = "thread" | "polling" | "blocking";
+export type ProgressMode = "thread" | "polling" | "blocking" | "hybrid";
 
 /** The fields of one submission (see records.ts); absent numbers are 0. */
 export interface Submission {

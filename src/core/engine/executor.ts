@@ -127,7 +127,7 @@ export class Executor {
   private readonly recvInfo: ReturnType<Ucx["struct"]>;
   private readonly recvInfoAddress: Pointer;
   private readonly out = new OutSlots(2);
-  private eventFd = -1;
+  private efd = -1;
   /** `struct pollfd` (int fd; short events; short revents) for waitFd. */
   private readonly pollfd = new DataView(new ArrayBuffer(8));
   private readonly pollfdAddress: Pointer;
@@ -770,14 +770,19 @@ export class Executor {
    * Sleep on the worker's event fd for at most `timeoutMs` (poll(2); -1: no limit). Call after
    * `arm()` returned UCS_OK. Returns poll's result: >0 an event, 0 the timeout.
    */
+  /** The worker's event fd (ucp_worker_get_efd), fetched once. */
+  eventFd(): number {
+    if (this.efd < 0) {
+      check(this.u.ucp_worker_get_efd(this.worker, this.out.address()), "ucp_worker_get_efd");
+      this.efd = this.out.i32();
+    }
+    return this.efd;
+  }
+
   waitFd(timeoutMs: number): number {
     const u = this.u;
-    if (this.eventFd < 0) {
-      check(u.ucp_worker_get_efd(this.worker, this.out.address()), "ucp_worker_get_efd");
-      this.eventFd = this.out.i32();
-    }
     const pollfd = this.pollfd;
-    pollfd.setInt32(0, this.eventFd, true);
+    pollfd.setInt32(0, this.eventFd(), true);
     pollfd.setInt16(4, 1 /* POLLIN */, true);
     pollfd.setInt16(6, 0, true);
     return u.poll(this.pollfdAddress, 1, timeoutMs);

@@ -23,7 +23,7 @@ export class InlineEngine implements Engine {
   private readonly payloads = new Map<number, Payload>();
 
   constructor(
-    readonly mode: Exclude<ProgressMode, "thread">,
+    readonly mode: Exclude<ProgressMode, "thread" | "hybrid">,
     options: EngineOptions,
     private readonly onCompletion: CompletionHandler,
   ) {
@@ -46,6 +46,21 @@ export class InlineEngine implements Engine {
 
   get backlog(): number {
     return this.writer.backlog;
+  }
+
+  /** Records in the ring not yet executed. */
+  get queued(): number {
+    return this.submissions.size;
+  }
+
+  /** ucp_worker_arm: UCS_OK when UCX has nothing pending and its event fd may be waited on. */
+  arm(): number {
+    return this.executor.arm();
+  }
+
+  /** UCX's event fd for this worker (hybrid mode's watcher polls it). */
+  eventFd(): number {
+    return this.executor.eventFd();
   }
 
   submit(s: Submission, now = false): void {

@@ -102,6 +102,13 @@ export const SEND_PROTOCOL_DEFINITIONS: readonly ProtocolDefinition<SendProtocol
  * zero-copy wins everywhere. zcopy-reg (a later run) measured the same slope as zcopy and 0-4 us
  * more per message: its handle buys nothing over shared memory, where UCX registers nothing. A calibration file or configuration replaces them (calibration.ts, config.ts).
  */
+const POLLING_COSTS: Record<SendProtocol, Cost> = {
+  inline: { c: 5.2, m: 0 },
+  bounce: { c: 5.4, m: 0.000175 },
+  zcopy: { c: 4.6, m: 0.000113 },
+  "zcopy-reg": { c: 8.0, m: 0.000113 },
+};
+
 export const DEFAULT_COSTS: Record<ProgressMode, Record<SendProtocol, Cost>> = {
   thread: {
     inline: { c: 7.8, m: 0 },
@@ -109,12 +116,9 @@ export const DEFAULT_COSTS: Record<ProgressMode, Record<SendProtocol, Cost>> = {
     zcopy: { c: 10.4, m: 0.000146 },
     "zcopy-reg": { c: 10.9, m: 0.000146 },
   },
-  polling: {
-    inline: { c: 5.2, m: 0 },
-    bounce: { c: 5.4, m: 0.000175 },
-    zcopy: { c: 4.6, m: 0.000113 },
-    "zcopy-reg": { c: 8.0, m: 0.000113 },
-  },
+  polling: POLLING_COSTS,
+  // The same executor on the application thread as polling: its lines until calibrated.
+  hybrid: POLLING_COSTS,
   blocking: {
     inline: { c: 6.3, m: 0 },
     bounce: { c: 5.9, m: 0.00024 },

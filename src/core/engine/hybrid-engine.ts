@@ -1,0 +1,173 @@
+/**
+ * Hybrid mode: the application thread owns UCX (as in polling mode) and drives it by itself
+ * whenever something is outstanding, so nothing needs to call `progress()`, yet a round trip
+ * costs no thread hop while the answer is near: the driver progresses UCX in a loop for a spin
+ * budget after the last event (a ping-pong's reply arrives within it), then arms the worker and
+ * parks in `Atomics.waitAsync`, the event loop free; a watcher thread blocked in `poll` on UCX's
+ * event fd wakes it when UCX has something (fd-watcher-thread.ts). Idle, nothing spins, but the
+ * fd is still watched: unasked traffic (a peer's wire-up, emulated RMA) is answered.
+ *
+ * The price against thread mode: while the application thread runs other JavaScript, nobody
+ * progresses UCX (a large send waits for the next turn of the event loop).
+ */
+import { startThread, type Thread } from "../../ffi/thread.ts";
+import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
+import { InlineEngine } from "./inline-engine.ts";
+import type { Payload } from "./payload.ts";
+import { STATE, STATE_BYTES } from "./hybrid-state.ts";
+import { UcxError } from "../errors.ts";
+
+const UCS_OK = 0;
+/** Longest stretch of spinning on microtasks before the event loop gets a turn. */
+const YIELD_MS = 0.05;
+
+function watcherEntry(): URL {
+  const here = import.meta.url;
+  return new URL(here.endsWith(".ts") ? "./fd-watcher-thread.ts" : "./fd-watcher-thread.js", here);
+}
+
+/** Let timers and I/O run (setImmediate where there is one: setTimeout(0) costs ~1 ms). */
+function yieldToEventLoop(): Promise<void> {
+  const si = (globalThis as { setImmediate?: (f: () => void) => unknown }).setImmediate;
+  return new Promise((resolve) => (si ? si(resolve) : setTimeout(resolve, 0)));
+}
+
+export class HybridEngine implements Engine {
+  readonly mode = "hybrid" as const;
+  private readonly inner: InlineEngine;
+  private readonly state = new Int32Array(new SharedArrayBuffer(STATE_BYTES));
+  private watcher: Thread | undefined;
+  private watcherExited = false;
+  private active = false;
+  private driving = false;
+  private stopped = false;
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
+  private readonly spinMs: number;
+
+  constructor(options: EngineOptions, onCompletion: CompletionHandler) {
+    this.inner = new InlineEngine("polling", options, onCompletion);
+    this.spinMs = options.spinMicroseconds / 1000;
+  }
+
+  /** Start the watcher on UCX's event fd (the worker exists: the inner engine made it). */
+  start(): this {
+    const fd = this.inner.eventFd();
+    this.watcher = startThread(watcherEntry(), { fd, state: this.state.buffer });
+    this.watcher.once("exit", () => (this.watcherExited = true));
+    this.watcher.unref();
+    this.kick(); // the driver parks on the fd at once: an idle worker still answers its peers
+    return this;
+  }
+
+  get backlog(): number {
+    return this.inner.backlog;
+  }
+
+  submit(s: Submission, now = false): void {
+    if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+    this.inner.submit(s, now);
+    this.kick();
+  }
+
+  progress(): number {
+    return this.inner.progress();
+  }
+
+  wait(): number {
+    throw new UcxError("UCX_TS_INVALID_ARGUMENT", "wait() is for the blocking progress mode; in hybrid mode just await");
+  }
+
+  takePayload(id: number): Payload | undefined {
+    return this.inner.takePayload(id);
+  }
+
+  setActive(active: boolean): void {
+    this.active = active;
+    if (active) {
+      // Atomics.waitAsync does not keep a process alive: an awaited request does, like a socket.
+      this.keepAlive ??= setInterval(() => {}, 1 << 30);
+      this.kick();
+    } else if (this.keepAlive !== undefined && this.inner.backlog === 0) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    }
+  }
+
+  /** Make the driver run (and leave its park) now. */
+  private kick(): void {
+    if (!this.driving) {
+      this.driving = true;
+      void this.drive();
+    } else {
+      Atomics.add(this.state, STATE.EVENT, 1);
+      Atomics.notify(this.state, STATE.EVENT);
+    }
+  }
+
+  private async drive(): Promise<void> {
+    let lastWork = performance.now();
+    let lastYield = lastWork;
+    try {
+      // The loop runs as long as the worker is open, active or not: an idle worker must still
+      // answer what comes unasked (wire-up from a peer connecting to it, emulated RMA, a peer's
+      // failure), as thread mode's progress thread does. Idle, it only parks on the fd.
+      while (!this.stopped) {
+        const seen = Atomics.load(this.state, STATE.EVENT);
+        if (this.inner.progress() > 0) {
+          lastWork = performance.now();
+          await undefined; // settle what completed before going on
+          continue;
+        }
+        const now = performance.now();
+        if (now - lastYield > YIELD_MS) {
+          // Timers, I/O and other workers' wake-ups (Atomics.waitAsync settles as a task, not a
+          // microtask) get a turn during a spin: with 2 ms between turns, two hybrid workers in
+          // one process took 300 us a round trip, one spinning while the other's wake-up waited.
+          await yieldToEventLoop();
+          lastYield = performance.now();
+          continue;
+        }
+        const busy = this.active || this.inner.backlog > 0 || this.inner.queued > 0;
+        if (busy && now - lastWork < this.spinMs) {
+          await undefined;
+          continue;
+        }
+        // Idle past the budget: arm (UCS_OK means nothing is pending) and park until the
+        // watcher sees the fd turn readable, or a submission kicks us.
+        if (this.inner.arm() !== UCS_OK) continue;
+        Atomics.add(this.state, STATE.WATCH, 1);
+        Atomics.notify(this.state, STATE.WATCH);
+        const r = Atomics.waitAsync(this.state, STATE.EVENT, seen, 1000);
+        if (r.async) await r.value;
+        lastWork = lastYield = performance.now();
+      }
+    } finally {
+      this.driving = false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    Atomics.store(this.state, STATE.STOP, 1);
+    Atomics.notify(this.state, STATE.WATCH);
+    Atomics.add(this.state, STATE.EVENT, 1);
+    Atomics.notify(this.state, STATE.EVENT);
+    if (this.watcher && !this.watcherExited) {
+      const w = this.watcher;
+      w.ref();
+      // The watcher returns within its poll timeout (200 ms); a real timer bounds the wait.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        w.once("exit", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
+    await this.inner.stop();
+  }
+}
+
