@@ -1,9 +1,15 @@
 import { defineConfig } from "tsup";
 
 // ESM + CJS + .d.ts for the library, and the CLI as its own entry. The progress thread is an
-// entry of its own: a worker thread loads it by file, next to the chunk that starts it.
+// entry of its own, and so is the hybrid mode's fd watcher: a worker thread loads each by file,
+// next to the chunk that starts it.
 export default defineConfig({
-  entry: { index: "src/index.ts", cli: "src/cli/index.ts", "progress-thread": "src/core/engine/progress-thread.ts" },
+  entry: {
+    index: "src/index.ts",
+    cli: "src/cli/index.ts",
+    "progress-thread": "src/core/engine/progress-thread.ts",
+    "fd-watcher-thread": "src/core/engine/fd-watcher-thread.ts",
+  },
   format: ["esm", "cjs"],
   dts: { entry: { index: "src/index.ts" } },
   platform: "node",

@@ -35,4 +35,10 @@ test("the ucx-ts bin runs info --json", async () => {
   assert.ok(Array.isArray(JSON.parse(r.stdout).transports));
 });
 
+test("the built package starts its thread entries: a message in thread and hybrid modes", async () => {
+  const r = await runScript("test/helpers/dist-transfer.mjs", [], { timeoutMs: 60_000 });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout.trim().split("\n").pop()!), { thread: [1, 2, 3], hybrid: [1, 2, 3] });
+});
+
 test.run();

@@ -62,7 +62,7 @@ test("a damaged byte fails the demo loudly", async () => {
 test("usage errors exit 2; --help exits 0", async () => {
   const bad = await runScript(CLI, ["demo", "--mode", "sideways"]);
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, /--mode must be thread or polling/);
+  assert.match(bad.stderr, /--mode must be thread, polling or hybrid/);
   const size = await runScript(CLI, ["demo", "--max-size", "lots"]);
   assert.is(size.code, 2);
   const help = await runScript(CLI, ["demo", "--help"]);
