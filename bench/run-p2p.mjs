@@ -2,7 +2,7 @@
 // ucx_perftest (tag_lat / tag_bw, with -e for peer error handling) and node:net, all measured
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
-//   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking]
+//   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
 //                          [--errors none,peer] [--quick] [--dist]
 import { hasPerftest, options, pair, perftest, run, runtimeArgv as baseArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -12,7 +12,7 @@ const { opt, flag } = options(process.argv.slice(2));
 const quick = flag("quick");
 const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
-const modes = opt("modes", ["polling", "thread", "blocking"]);
+const modes = opt("modes", ["polling", "thread", "blocking", "hybrid"]);
 const errors = opt("errors", ["none", "peer"]);
 const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
 const plan = {
@@ -59,14 +59,17 @@ for (const runtime of runtimes)
       }
     }
 
-// Idle CPU of a connected thread-mode worker: the server process's CPU time over 2 s of idleness.
-async function idleCpu(runtime) {
+// Idle CPU of a connected worker pair in a self-driving mode (thread, hybrid): the process's CPU
+// time over 2 s of idleness, after 1 s for its threads to start (a thread's start-up under tsx
+// costs a few hundred milliseconds of CPU, which is not idleness).
+async function idleCpu(runtime, mode) {
   const script = `
     const lib = ${JSON.stringify(dist ? "../dist/index.js" : "../src/index.ts")};
     const { Worker } = await import(new URL(lib, ${JSON.stringify(new URL("./", import.meta.url).href)}).href);
-    const a = await Worker.create(); const b = await Worker.create();
+    const a = await Worker.create({ progressMode: "${mode}" }); const b = await Worker.create({ progressMode: "${mode}" });
     const ep = await a.connect(await b.address());
     await Promise.all([b.recv(new Uint8Array(8), 1), ep.send(new Uint8Array(8), 1)]);
+    await new Promise((r) => setTimeout(r, 1000));
     const t0 = process.cpuUsage(); const w0 = performance.now();
     await new Promise((r) => setTimeout(r, 2000));
     const u = process.cpuUsage(t0); const wall = performance.now() - w0;
@@ -77,7 +80,9 @@ async function idleCpu(runtime) {
   return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
 }
 const idle = {};
-for (const runtime of runtimes) idle[runtime] = await idleCpu(runtime).catch((e) => `failed: ${e.message}`);
+for (const runtime of runtimes)
+  for (const mode of ["thread", "hybrid"].filter((m) => modes.includes(m)))
+    (idle[runtime] ??= {})[mode] = await idleCpu(runtime, mode).catch((e) => `failed: ${e.message}`);
 
 // The table: each ucx-ts row against ucx_perftest with the same error handling, and node:net.
 const key = (r) => `${r.kind}/${r.size}`;
@@ -95,7 +100,7 @@ for (const r of rows) {
     `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${(r.kind === "bw_MBps" ? "bandwidth MB/s" : "round trip us").padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}`,
   );
 }
-console.log(`\nidle CPU of a connected thread-mode worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);
+console.log(`\nidle CPU of a connected worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);
 console.log("(vs columns: > 1 means faster than the baseline: ratio of round trips, or of bandwidths)");
 mkdirSync("bench/results", { recursive: true });
 const file = `bench/results/p2p-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
