@@ -14,6 +14,7 @@ import type { Payload } from "./engine/payload.ts";
 import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
 import type { Ring } from "./engine/ring.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
+import { yieldToEventLoop } from "./engine/event-loop.ts";
 import { HybridEngine } from "./engine/hybrid-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
@@ -180,7 +181,7 @@ export class Worker {
     const { bounceChunkSize, bounceChunks } = selector.configuration;
     const pool = BouncePool.create(bounceChunkSize, bounceChunkSize > 0 ? bounceChunks : 0, w.progressMode === "thread");
     const onCompletion = (ring: Ring, word: number) => w.onCompletion(ring, word);
-    const withPool = { ...engineOptions, bouncePool: pool.buffer };
+    const withPool: EngineOptions = { ...engineOptions, bouncePool: pool.buffer };
     w.engine =
       w.progressMode === "thread"
         ? await ThreadedEngine.start(withPool, onCompletion)
@@ -836,12 +837,6 @@ export class Worker {
   addressOf(bytes: Uint8Array): number {
     return backend().addressOf(bytes);
   }
-}
-
-/** One turn of the event loop: setImmediate where the runtime has it (all three do today). */
-function yieldToEventLoop(): Promise<void> {
-  const g = globalThis as { setImmediate?: (f: () => void) => unknown };
-  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)));
 }
 
 function canceled(message: string): UcxError {
