@@ -20,6 +20,14 @@ export function startThread(entry: URL, workerData: unknown, transferList: Trans
 }
 
 /**
+ * A thread's entry module beside the module at `from` (its import.meta.url): the .ts file when
+ * running from source, the .js file tsup built next to the chunk when running from dist/.
+ */
+export function entryBeside(from: string, name: string): URL {
+  return new URL(`./${name}${from.endsWith(".ts") ? ".ts" : ".js"}`, from);
+}
+
+/**
  * The progress thread's own side: its start-up data, the channel to the application thread,
  * and `receiveMessageOnPort`, which takes a message synchronously (the thread never returns
  * to its event loop while it runs UCX).

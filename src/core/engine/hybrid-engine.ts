@@ -10,7 +10,7 @@
  * The price against thread mode: while the application thread runs other JavaScript, nobody
  * progresses UCX (a large send waits for the next turn of the event loop).
  */
-import { startThread, type Thread } from "../../ffi/thread.ts";
+import { entryBeside, startThread, type Thread } from "../../ffi/thread.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
@@ -21,12 +21,6 @@ import { yieldToEventLoop } from "./event-loop.ts";
 const UCS_OK = 0;
 /** Longest stretch of spinning on microtasks before the event loop gets a turn. */
 const YIELD_MS = 0.05;
-
-function watcherEntry(): URL {
-  const here = import.meta.url;
-  return new URL(here.endsWith(".ts") ? "./fd-watcher-thread.ts" : "./fd-watcher-thread.js", here);
-}
-
 
 export class HybridEngine implements Engine {
   readonly mode = "hybrid" as const;
@@ -48,7 +42,7 @@ export class HybridEngine implements Engine {
   /** Start the watcher on UCX's event fd (the worker exists: the inner engine made it). */
   start(): this {
     const fd = this.inner.eventFd();
-    this.watcher = startThread(watcherEntry(), { fd, state: this.state.buffer });
+    this.watcher = startThread(entryBeside(import.meta.url, "fd-watcher-thread"), { fd, state: this.state.buffer });
     this.watcher.once("exit", () => (this.watcherExited = true));
     this.watcher.unref();
     this.kick(); // the driver parks on the fd at once: an idle worker still answers its peers

@@ -4,7 +4,7 @@
  * the notifier: while work is outstanding it waits for completion records (a short spin, then
  * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
  */
-import { MessageChannel, receiveMessageOnPort, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
+import { entryBeside, MessageChannel, receiveMessageOnPort, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
 import type { Payload } from "./payload.ts";
 import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
@@ -28,12 +28,6 @@ function installExitHook(): void {
   process.on("exit", () => {
     for (const e of liveEngines) e.abandon();
   });
-}
-
-/** The thread's entry, next to this file: .ts when running from source, .js when built. */
-function threadEntry(): URL {
-  const here = import.meta.url;
-  return new URL(here.endsWith(".ts") ? "./progress-thread.ts" : "./progress-thread.js", here);
 }
 
 export class ThreadedEngine implements Engine {
@@ -77,7 +71,7 @@ export class ThreadedEngine implements Engine {
     const payloads = new MessageChannel();
     const transfer = [payloads.port2, ...(channel ? [channel.port2] : [])] as unknown as Transferable[];
     const thread = startThread(
-      threadEntry(),
+      entryBeside(import.meta.url, "progress-thread"),
       { submissions: submissions.buffer, completions: completions.buffer, options, port: channel?.port2, payloads: payloads.port2 },
       transfer,
     );
