@@ -245,7 +245,7 @@ export class Worker {
    * never on the data path. The bounce pool's size is fixed when the worker is created.
    */
   configureProtocols(options: ProtocolOptions): void {
-    this.protocols.configure({ ...options, bounce: undefined });
+    this.protocols.configure(options); // the selector keeps the pool's and the cache's sizes
   }
 
   /** Requests whose completion has not arrived yet. */

@@ -18,8 +18,8 @@ import { OutSlots } from "../out-slots.ts";
 import {
   CLOSE_FLAG_FORCE,
   CompletionKind,
+  BOUNCE_POOL_MEMORY,
   INLINE_OFFSET,
-  SEND_FLAG_BOUNCE,
   SEND_FLAG_INLINE,
   SEND_FLAG_MEMH,
   EP_FLAG_ERR_PEER,
@@ -133,8 +133,6 @@ export class Executor {
   private readonly pollfdAddress: Pointer;
   /** Inline sends' bytes while UCX holds them. */
   private readonly staging: InlineStaging;
-  /** The bounce pool's memory handle (ucp_mem_h), 0 without a pool. */
-  private poolMemh: Pointer = 0;
 
   constructor(
     options: ExecutorOptions,
@@ -164,7 +162,6 @@ export class Executor {
     }
 
     this.staging = new InlineStaging((b) => u.addressOf(b));
-    if (options.bouncePool && options.bouncePool.byteLength > 0) this.mapBouncePool(options.bouncePool);
 
     this.connCallback = u.callback(callbackTypes.ucp_listener_conn_callback_t, (connRequest: number, arg: number) =>
       this.onConnectionRequest(arg, connRequest),
@@ -189,6 +186,10 @@ export class Executor {
       deliver: (p) => this.deliver(p),
     };
     this.rma = new RemoteMemory(host);
+    // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
+    // go without a memory handle (sendSource finds none).
+    const pool = options.bouncePool;
+    if (pool && pool.byteLength > 0) this.rma.register(BOUNCE_POOL_MEMORY, u.addressOf(new Uint8Array(pool)), pool.byteLength);
     if (options.features.includes("am")) this.am = new ActiveMessages(host);
     this.parts = {
       sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
@@ -411,7 +412,7 @@ export class Executor {
       this.sourceStaging = chunk;
       return this.params(0);
     }
-    const memh = flags & SEND_FLAG_BOUNCE ? this.poolMemh : flags & SEND_FLAG_MEMH ? this.rma.memh(ring.f64[(w >> 1) + SUB.handle]!) : 0;
+    const memh = flags & SEND_FLAG_MEMH ? this.rma.memh(ring.f64[(w >> 1) + SUB.handle]!) : 0;
     if (memh === 0) return this.params(0); // a registration that failed: send without a handle
     this.param.set("memh", memh as number | bigint);
     return this.params(C.UCP_OP_ATTR_FIELD_MEMH);
@@ -479,20 +480,6 @@ export class Executor {
     const param = this.sendSource(ring, w, address, length);
     this.trackSend(id, ep, this.u.ucp_stream_send_nbx(e.handle, this.sourceAddress, length, param), length, this.sourceStaging);
   }
-
-  /** Register the bounce pool once; bounce sends pass its handle. */
-  private mapBouncePool(pool: ArrayBufferLike): void {
-    const u = this.u;
-    const bytes = new Uint8Array(pool);
-    const p = u.struct("ucp_mem_map_params_t");
-    p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH);
-    p.set("address", u.addressOf(bytes));
-    p.set("length", bytes.length);
-    // A pool UCX cannot register is not fatal: its sends then go without a memory handle.
-    if (u.ucp_mem_map(this.context.handle, u.addressOf(p.bytes), this.out.address()) !== UCS_OK) return;
-    this.poolMemh = this.out.pointer();
-  }
-
 
   private streamRecv(id: number, ep: number, address: number, length: number): void {
     const e = this.endpoint(ep);
@@ -829,8 +816,6 @@ export class Executor {
     for (let i = 0; this.inflight.size > 0 && (i < 1000 || performance.now() < deadline); i++) this.progress();
     this.releaseInflight();
     u.ucp_worker_destroy(this.worker);
-    if (this.poolMemh !== 0) u.ucp_mem_unmap(this.context.handle, this.poolMemh);
-    this.poolMemh = 0;
     for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
     this.rma.unmapAll();
     this.context.close();

@@ -106,10 +106,13 @@ export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind
 export const EP_FLAG_ERR_PEER = 1;
 /** Send flags (tag and stream sends): how the bytes travel (proto/protocols.ts). */
 export const SEND_FLAG_INLINE = 1;
-/** The bytes are in the bounce pool (address inside it): send with the pool's memory handle. */
-export const SEND_FLAG_BOUNCE = 2;
-/** The buffer is registered as memory `handle` (the registration cache): send with its handle. */
-export const SEND_FLAG_MEMH = 4;
+/**
+ * The bytes are in registered memory `handle` (the bounce pool, a registration-cache entry, a
+ * user's memMap): send with its memory handle.
+ */
+export const SEND_FLAG_MEMH = 2;
+/** The memory id of the bounce pool, registered by the executor at start (the worker's ids start at 1). */
+export const BOUNCE_POOL_MEMORY = 0;
 /** Close flags in a submission. */
 export const CLOSE_FLAG_FORCE = 1;
 

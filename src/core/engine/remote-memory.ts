@@ -28,20 +28,30 @@ export class RemoteMemory {
    */
   memMap(id: number, memory: number, address: number, length: number): void {
     const u = this.h.u;
+    const status = this.register(memory, address, length);
+    if (status !== UCS_OK) return this.h.done(id, status);
+    const memh = this.memories.get(memory)!;
+    if (address !== 0) return this.h.done(id, UCS_OK, address);
+    const attr = u.struct("ucp_mem_attr_t");
+    attr.set("field_mask", C.UCP_MEM_ATTR_FIELD_ADDRESS | C.UCP_MEM_ATTR_FIELD_LENGTH);
+    const q = u.ucp_mem_query(memh, u.addressOf(attr.bytes));
+    this.h.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
+  }
+
+  /**
+   * ucp_mem_map `length` bytes at `address` (address 0: UCX allocates them) as memory id
+   * `memory`, unmapped by `memUnmap` or `unmapAll`. Returns UCX's status.
+   */
+  register(memory: number, address: number, length: number): number {
+    const u = this.h.u;
     const p = u.struct("ucp_mem_map_params_t");
     p.set("field_mask", C.UCP_MEM_MAP_PARAM_FIELD_ADDRESS | C.UCP_MEM_MAP_PARAM_FIELD_LENGTH | C.UCP_MEM_MAP_PARAM_FIELD_FLAGS);
     p.set("address", address);
     p.set("length", length);
     p.set("flags", address === 0 ? C.UCP_MEM_MAP_ALLOCATE : 0);
     const status = u.ucp_mem_map(this.h.contextHandle, u.addressOf(p.bytes), this.h.out.address());
-    if (status !== UCS_OK) return this.h.done(id, status);
-    const memh = this.h.out.pointer();
-    this.memories.set(memory, memh);
-    if (address !== 0) return this.h.done(id, UCS_OK, address);
-    const attr = u.struct("ucp_mem_attr_t");
-    attr.set("field_mask", C.UCP_MEM_ATTR_FIELD_ADDRESS | C.UCP_MEM_ATTR_FIELD_LENGTH);
-    const q = u.ucp_mem_query(memh, u.addressOf(attr.bytes));
-    this.h.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
+    if (status === UCS_OK) this.memories.set(memory, this.h.out.pointer());
+    return status;
   }
 
   /** The memory handle of registration `memory`, or 0 (unknown, or its registration failed). */

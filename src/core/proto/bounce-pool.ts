@@ -1,6 +1,6 @@
 /**
  * The bounce pool, application side: fixed-size chunks of one (Shared)ArrayBuffer that the
- * executor registers with UCX once (executor.ts, mapBouncePool). A bounce send copies its bytes
+ * executor registers with UCX once (as memory BOUNCE_POOL_MEMORY, records.ts). A bounce send copies its bytes
  * into a free chunk and hands UCX the chunk; the chunk comes back when UCX reports the send
  * done. An empty pool is not an error: the send then goes zero-copy (send-path.ts).
  */

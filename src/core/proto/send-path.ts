@@ -15,7 +15,7 @@
  * `unfinished` counts those sends so that closing waits for them.
  */
 import { submission, type Submission } from "../engine/engine.ts";
-import { SEND_FLAG_BOUNCE, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
+import { BOUNCE_POOL_MEMORY, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
 import type { BouncePool } from "./bounce-pool.ts";
 import type { RegistrationCache } from "./registration-cache.ts";
 import type { Operation, SendProtocol } from "./protocols.ts";
@@ -87,7 +87,7 @@ export class SendPath {
       const chunk = this.pool.copyIn(bytes);
       if (chunk >= 0) {
         const address = this.pool.address(chunk);
-        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_BOUNCE }), what, sink, "bounce", chunk);
+        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: BOUNCE_POOL_MEMORY }), what, sink, "bounce", chunk);
       }
     }
     const address = this.addressOf(bytes);
