@@ -14,7 +14,7 @@ import type { Payload } from "./engine/payload.ts";
 import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
 import type { Ring } from "./engine/ring.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
-import { yieldToEventLoop } from "./engine/event-loop.ts";
+import { turnDue, yieldToEventLoop } from "./engine/event-loop.ts";
 import { HybridEngine } from "./engine/hybrid-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
@@ -779,17 +779,14 @@ export class Worker {
 
   /** Progress while anything is awaited through settled(), yielding to the event loop now and then. */
   private async drive(): Promise<void> {
-    let lastYield = performance.now();
     while (this.awaited > 0 && !this.#closed) {
       this.engine.progress();
       // A resolved Promise runs its reactions on the microtask queue: give it a turn.
       await undefined;
       // Let timers and I/O run now and then, but not on every round: a macrotask turn costs
       // microseconds to a millisecond (setTimeout's floor), more than a whole round trip.
-      if (performance.now() - lastYield > 2) {
-        await yieldToEventLoop();
-        lastYield = performance.now();
-      }
+      // (The turn is shared with every other loop of this process: see event-loop.ts.)
+      if (turnDue(2)) await yieldToEventLoop();
     }
     // Cleared here, synchronously with the last check: a settled() call after this point must
     // start a new driver (a Promise.finally would clear it a microtask late, and a call in

@@ -16,7 +16,7 @@ import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
 import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
-import { yieldToEventLoop } from "./event-loop.ts";
+import { turnDue, yieldToEventLoop } from "./event-loop.ts";
 
 const UCS_OK = 0;
 /** Longest stretch of spinning on microtasks before the event loop gets a turn. */
@@ -102,7 +102,6 @@ export class HybridEngine implements Engine {
 
   private async drive(): Promise<void> {
     let lastWork = performance.now();
-    let lastYield = lastWork;
     try {
       // The loop runs as long as the worker is open, active or not: an idle worker must still
       // answer what comes unasked (wire-up from a peer connecting to it, emulated RMA, a peer's
@@ -114,18 +113,17 @@ export class HybridEngine implements Engine {
           await undefined; // settle what completed before going on
           continue;
         }
-        const now = performance.now();
-        if (now - lastYield > YIELD_MS) {
+        if (turnDue(YIELD_MS)) {
           // Timers, I/O and other workers' wake-ups (Atomics.waitAsync settles as a task, not a
           // microtask) get a turn during a spin: with 2 ms between turns, two hybrid workers in
           // one process took 300 us a round trip, one spinning while the other's wake-up waited.
+          // The turn is shared with every other such loop of this process (event-loop.ts).
           await yieldToEventLoop();
-          lastYield = performance.now();
           continue;
         }
         // Spin after any event, busy or not: a request just finished is often followed by the
         // next one (an echo server between a receive and its reply).
-        if (now - lastWork < this.spinMs) {
+        if (performance.now() - lastWork < this.spinMs) {
           await undefined;
           continue;
         }
@@ -142,7 +140,7 @@ export class HybridEngine implements Engine {
           });
           this.unpark = undefined;
         }
-        lastWork = lastYield = performance.now();
+        lastWork = performance.now();
       }
     } finally {
       this.driving = false;
