@@ -49,8 +49,6 @@ import type { MultiRecvOptions, RecvOptions, RecvResult, Worker } from "./worker
 export type ErrorHandling = "peer" | "none";
 
 export class Endpoint {
-  /** Requests posted through this endpoint and not yet completed. */
-  private readonly pending = new Set<number>();
   #error: UcxError | undefined;
   #closed = false;
   private closing: Promise<void> | undefined;
@@ -81,9 +79,7 @@ export class Endpoint {
   }
 
   private track<T>(r: { id: number; promise: Promise<T> }): Promise<T> {
-    this.pending.add(r.id);
-    const forget = () => this.pending.delete(r.id);
-    r.promise.then(forget, forget);
+    this.worker.ownRequest(r.id, this);
     return this.worker.settled(r.promise);
   }
 
@@ -420,7 +416,7 @@ export class Endpoint {
   fail(status: number): void {
     if (this.#error) return;
     this.#error = UcxError.fromStatus(status, `endpoint ${this.remote ? `${this.remote.host}:${this.remote.port}` : this.id}`, describeStatus);
-    for (const id of this.pending) {
+    for (const id of this.worker.unsettledRequestsOf(this)) {
       this.worker.cancel(id); // a receive is worker-wide: UCX will not end it for us
       this.worker.settleEarly(id, status);
     }

@@ -14,6 +14,8 @@ interface Entry {
   /** Buffers (and anything else) that must stay alive until UCX is done. */
   keep: unknown;
   settled: boolean;
+  /** The endpoint the request waits on, if any (its failure settles the request early). */
+  owner: object | undefined;
 }
 
 /** Request ids are u32 in the ring; ids at or above 2^31 are the executor's own. */
@@ -31,7 +33,7 @@ export class Requests {
     let id = this.nextId;
     while (this.entries.has(id)) id = id >= MAX_ID ? 1 : id + 1;
     this.nextId = id >= MAX_ID ? 1 : id + 1;
-    this.entries.set(id, { settle, keep, settled: false, onArrive });
+    this.entries.set(id, { settle, keep, settled: false, onArrive, owner: undefined });
     return id;
   }
 
@@ -56,6 +58,22 @@ export class Requests {
     if (!e || e.settled) return;
     e.settled = true;
     e.settle(status, 0, 0, 0);
+  }
+
+  /** Record that request `id` waits on `owner` (an endpoint). */
+  setOwner(id: number, owner: object): void {
+    const e = this.entries.get(id);
+    if (e) e.owner = owner;
+  }
+
+  /**
+   * The ids of `owner`'s requests not settled yet. A walk of the whole table: it runs when an
+   * endpoint fails, and spares every request a per-endpoint set entry and its clean-up.
+   */
+  unsettledOf(owner: object): number[] {
+    const ids: number[] = [];
+    for (const [id, e] of this.entries) if (e.owner === owner && !e.settled) ids.push(id);
+    return ids;
   }
 
   has(id: number): boolean {
