@@ -155,7 +155,11 @@ export class ThreadedEngine implements Engine {
   private ensureNotifier(): void {
     if (this.notifierRunning) return;
     this.notifierRunning = true;
-    void this.notifier();
+    // Started as a microtask, not called: an async function runs up to its first await at once,
+    // and the notifier's first await comes after its spin, so a call here spun inside the
+    // request() that made the worker active, before the caller could post its next operation
+    // (seen: with a 1 ms spin, a receive posted before a send held the send back 1 ms).
+    queueMicrotask(() => void this.notifier());
   }
 
   /** The notifier: deliver completions while anything is outstanding, parking when idle. */
