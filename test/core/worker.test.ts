@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
 import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 import { runScript } from "../helpers/spawn.ts";
+import { turnDue, yieldToEventLoop } from "../../src/core/engine/event-loop.ts";
 
 for (const mode of MODES) {
   const test = suite(`core/worker (${mode})`);
@@ -141,3 +142,61 @@ closing("operations started while the worker closes are refused with UCX_TS_CLOS
 });
 
 closing.run();
+
+const spin = suite("core/worker (application thread's spin)");
+
+spin("thread mode: the notifier's spin never runs inside the call that posts a request", async () => {
+  // A 2 s spin budget: a call that spun before returning would take the whole budget (seen
+  // before the notifier became a microtask: the receive posted first held the send back).
+  const p = await pair("thread", { spinMicroseconds: 2_000_000 });
+  try {
+    const into = new Uint8Array(8);
+    const started = performance.now();
+    const recv = p.b.recv(into, 7);
+    const send = p.ab.send(pattern(8, 7), 7);
+    const posted = performance.now() - started;
+    assert.ok(posted < 1000, `posting took ${posted.toFixed(0)} ms`);
+    await p.run(Promise.all([recv, send]));
+    assert.ok(samePattern(into, 7));
+  } finally {
+    await p.close();
+  }
+});
+
+spin("two polling workers in one process exchange messages through settled() as one loop's turns allow", async () => {
+  // Each worker's settled() runs its own driver loop, and each loop needs the other's progress.
+  const p = await pair("polling");
+  const ba = await p.run(p.a.address().then((addr) => p.b.connect(addr)));
+  try {
+    const back = new Uint8Array(64);
+    const echo = (async () => {
+      const into = new Uint8Array(64);
+      for (let i = 0; i < 300; i++) {
+        const r = await p.b.settled(p.b.recv(into, 1));
+        assert.is(r.length, 64);
+        await p.b.settled(ba.send(into, 2));
+      }
+    })();
+    for (let i = 0; i < 300; i++) {
+      const r = p.a.recv(back, 2);
+      await p.a.settled(p.ab.send(pattern(64, i), 1));
+      await p.a.settled(r);
+      assert.ok(samePattern(back, i), `round ${i}`);
+    }
+    await echo;
+  } finally {
+    await p.close();
+  }
+});
+
+spin("loops on the application thread share one event-loop turn", async () => {
+  // Two loops yielding at once get the same turn: neither spins on microtasks while the other
+  // waits for its setImmediate (what made two polling workers in one process take 4 ms a round trip).
+  const first = yieldToEventLoop();
+  assert.ok(turnDue(1e9), "a pending turn is due for every loop");
+  assert.is(yieldToEventLoop(), first);
+  await first;
+  assert.not.ok(turnDue(1e9), "the turn is over and the clock restarted");
+});
+
+spin.run();
