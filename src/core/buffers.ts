@@ -13,7 +13,9 @@ export type BufferLike = ArrayBufferView | ArrayBuffer | SharedArrayBuffer;
 
 export function asBytes(buffer: BufferLike, what = "buffer"): Uint8Array {
   let bytes: Uint8Array;
-  if (ArrayBuffer.isView(buffer)) bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  // A Uint8Array is used as it is (no new view per operation); other views get a byte view.
+  if (buffer instanceof Uint8Array) bytes = buffer;
+  else if (ArrayBuffer.isView(buffer)) bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   else if (buffer instanceof ArrayBuffer || isShared(buffer)) bytes = new Uint8Array(buffer);
   else throw invalidArgument(`${what} must be an ArrayBufferView, ArrayBuffer or SharedArrayBuffer`);
   const backing = bytes.buffer as ArrayBuffer & { detached?: boolean; resizable?: boolean; growable?: boolean };

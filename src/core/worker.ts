@@ -288,7 +288,9 @@ export class Worker {
       this.updateActive();
     }, keep, onArrive && ((status) => onArrive(id, status)));
     try {
-      this.engine.submit({ ...s, request: id }, now);
+      // `s` is the caller's fresh submission() object: completed in place, not copied.
+      (s as Submission).request = id;
+      this.engine.submit(s as Submission, now);
     } catch (e) {
       this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it
       promise.catch(() => {});
