@@ -5,10 +5,13 @@
  * UCX: the progress thread (thread mode) or the application thread (polling and blocking
  * modes), and it is the same code in both.
  *
- * Completion is detected without per-request C callbacks: after `ucp_worker_progress` the
- * executor asks `ucp_request_check_status` of each request in flight (ffi-facts.md). The only
- * C callbacks are UCX's listener connection handler and endpoint error handler, created here,
- * on the owning thread, where UCX calls them from inside `ucp_worker_progress`.
+ * Completion of most requests is detected without C callbacks: after `ucp_worker_progress` the
+ * executor asks `ucp_request_check_status` of each of them (ffi-facts.md). Tag receives are the
+ * exception: they may wait for a long time, and thousands of them may be posted, so each one
+ * carries a completion callback that queues its id (a callback costs ~0.1-0.35 us; checking
+ * 1,000 parked receives every round cost ~100 us a round). The other C callbacks are UCX's
+ * listener connection handler and endpoint error handler. All are created here, on the owning
+ * thread, where UCX calls them from inside `ucp_worker_progress` (or the posting call).
  */
 import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer, type Ucx } from "../../ffi/index.ts";
 import { Context, type Feature } from "../context.ts";
@@ -96,7 +99,12 @@ export class Executor {
   readonly worker: Pointer;
   private readonly endpoints = new Map<number, EndpointState>();
   private readonly listeners = new Map<number, Pointer>();
+  /** Every request in flight (cancel and shutdown find them here). */
   private readonly inflight = new Map<number, Inflight>();
+  /** The ones whose completion is found by `ucp_request_check_status` (not tag receives). */
+  private readonly polled = new Map<number, Inflight>();
+  /** Tag receives whose completion callback fired, by id, with their status; finished in progress(). */
+  private readonly received: number[] = [];
   /** Multi-buffer batches by request id, until their one completion. */
   private readonly batches = new Map<number, MultiSend | MultiReceive>();
   private readonly multiQueues = new MultiReceiveQueues();
@@ -114,6 +122,10 @@ export class Executor {
    */
   private readonly endpointErrors: Array<{ ep: number; status: number }> = [];
   private readonly connCallback: NativeCallback;
+  private readonly recvCallback: NativeCallback;
+  /** Request parameters of every tag receive: NO_IMM_CMPL, the callback, the id as user data. */
+  private readonly recvParam: ReturnType<Ucx["struct"]>;
+  private readonly recvParamAddress: Pointer;
   private readonly errorCallback: NativeCallback;
   /** Our endpoint id by UCX handle: an active message names its sender by the reply endpoint. */
   private readonly endpointByHandle = new Map<Pointer, number>();
@@ -177,6 +189,15 @@ export class Executor {
     this.errorCallback = u.callback(callbackTypes.ucp_err_handler_cb_t, (arg: number, _ep: number, status: number) =>
       this.onEndpointError(arg, status),
     );
+    // Fires inside ucp_worker_progress, ucp_request_cancel, or ucp_tag_recv_nbx itself (a
+    // message already there): it only queues; progress() finishes the receive.
+    this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, userData: number) => {
+      this.received.push(userData, status);
+    });
+    this.recvParam = u.struct("ucp_request_param_t");
+    this.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.recvParam.set("cb", this.recvCallback.address);
+    this.recvParamAddress = u.addressOf(this.recvParam.bytes);
     const host: OpHost = {
       u,
       worker: this.worker,
@@ -315,8 +336,9 @@ export class Executor {
     while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
     this.am?.fetchPending();
     if (this.partQueues.size > 0) events += this.progressParts();
+    if (this.received.length > 0) events += this.finishReceived();
     if (events > 0 || this.touched) events += this.checkAll();
-    else if (this.inflight.size > 0) events += this.checkSome(IDLE_SCAN);
+    else if (this.polled.size > 0) events += this.checkSome(IDLE_SCAN);
     // Last: an endpoint error seen in this round goes after every completion of the round.
     if (this.endpointErrors.length > 0) events += this.reportEndpointErrors();
     return events;
@@ -330,14 +352,32 @@ export class Executor {
   private checkAll(): number {
     this.touched = false;
     let n = 0;
-    for (const [id, r] of this.inflight) n += this.check(id, r);
+    for (const [id, r] of this.polled) n += this.check(id, r);
+    return n;
+  }
+
+  /** Finish the tag receives whose callbacks fired (pairs of id, status in `received`). */
+  private finishReceived(): number {
+    const q = this.received;
+    let n = 0;
+    // Index loop: finishing never fires a callback, but a receive cancelled meanwhile may have
+    // queued itself twice in theory; the second finds no entry.
+    for (let i = 0; i < q.length; i += 2) {
+      const id = q[i]!;
+      const r = this.inflight.get(id);
+      if (!r) continue;
+      this.inflight.delete(id);
+      this.finish(id, r, q[i + 1]!);
+      n++;
+    }
+    q.length = 0;
     return n;
   }
 
   private checkSome(count: number): number {
     let n = 0;
     for (let i = 0; i < count; i++) {
-      const next = (this.idleScan ??= this.inflight.entries()).next();
+      const next = (this.idleScan ??= this.polled.entries()).next();
       if (next.done) {
         this.idleScan = undefined; // a lap ends; the next idle round starts another
         break;
@@ -351,6 +391,7 @@ export class Executor {
     const status = this.u.ucp_request_check_status(r.request);
     if (status === UCS_INPROGRESS) return 0;
     this.inflight.delete(id);
+    this.polled.delete(id);
     if (r.staging !== undefined) this.staging.release(r.staging);
     this.finish(id, r, status);
     return 1;
@@ -425,8 +466,17 @@ export class Executor {
       this.done(id, result);
       return true;
     }
-    this.inflight.set(id, { request: result, kind, endpoint, closes });
+    const entry = { request: result, kind, endpoint, closes };
+    this.inflight.set(id, entry);
+    if (kind !== "tagRecv") this.polled.set(id, entry); // a tag receive reports itself (recvCallback)
     return true;
+  }
+
+  /** An endpoint close of the executor's own (id at or above 2^31), checked like any request. */
+  private trackClose(id: number, request: Pointer, ep: number): void {
+    const entry: Inflight = { request, kind: "close", endpoint: ep };
+    this.inflight.set(id, entry);
+    this.polled.set(id, entry);
   }
 
   private params(mask: number, flags = 0): Pointer {
@@ -469,7 +519,9 @@ export class Executor {
   /** Track a send, or report it done at once; frees its staging chunk when UCX no longer needs it. */
   private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
     if (result !== 0 && !ptrIsError(result)) {
-      this.inflight.set(id, { request: result, kind: "send", endpoint: ep, staging });
+      const entry: Inflight = { request: result, kind: "send", endpoint: ep, staging };
+      this.inflight.set(id, entry);
+      this.polled.set(id, entry);
       return;
     }
     if (staging !== undefined) this.staging.release(staging);
@@ -501,15 +553,13 @@ export class Executor {
   private tagRecv(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
     // UCX 1.13.1 does not fill `recv_info` when a receive completes in place (seen here), so
     // never let it: with NO_IMM_CMPL every receive gets a request, whose info
-    // ucp_tag_recv_request_test reads. A receive already matched is finished at once.
-    const r = this.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
+    // ucp_tag_recv_request_test reads when it is finished. Its callback queues it when it
+    // completes, possibly inside this very call (a message already there); progress() finishes it.
+    const v = this.recvParam.view;
+    v.setUint32(32, id, true); // user_data: the request id (ids are u32)
+    v.setUint32(36, 0, true);
+    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), this.recvParamAddress);
     if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
-    const status = ptrIsError(r) ? UCS_INPROGRESS : this.u.ucp_request_check_status(r);
-    if (status !== UCS_INPROGRESS) {
-      const entry = this.inflight.get(id)!;
-      this.inflight.delete(id);
-      this.finish(id, entry, status);
-    }
   }
 
   private tagProbe(id: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
@@ -773,7 +823,7 @@ export class Executor {
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);
     // Nobody awaits this close: free its request when it is done, without a completion.
-    if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + ep, { request: r, kind: "close", endpoint: ep });
+    if (r !== 0 && !ptrIsError(r)) this.trackClose(0x80000000 + ep, r, ep);
   }
 
   // --- completions ---------------------------------------------------------------------------
@@ -792,7 +842,7 @@ export class Executor {
   /** `ucp_worker_arm`: UCS_OK when it is safe to sleep, UCS_ERR_BUSY when events are pending. */
   arm(): number {
     // Nothing may sleep on a completion an idle round has not checked yet (see progress()).
-    if (this.inflight.size > 0 && this.checkAll() > 0) return UCS_ERR_BUSY;
+    if ((this.received.length > 0 && this.finishReceived() > 0) || (this.polled.size > 0 && this.checkAll() > 0)) return UCS_ERR_BUSY;
     return this.u.ucp_worker_arm(this.worker);
   }
 
@@ -827,6 +877,8 @@ export class Executor {
   private releaseInflight(): void {
     for (const r of this.inflight.values()) this.u.ucp_request_free(r.request);
     this.inflight.clear();
+    this.polled.clear();
+    this.received.length = 0;
     for (const q of this.partQueues.values()) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_free(q.parts[i]!.request);
     this.partQueues.clear();
   }
@@ -855,7 +907,7 @@ export class Executor {
     this.rma.destroyRkeys();
     for (const [id, e] of this.endpoints) {
       const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0));
-      if (r !== 0 && !ptrIsError(r)) this.inflight.set(0x80000000 + id, { request: r, kind: "close", endpoint: id });
+      if (r !== 0 && !ptrIsError(r)) this.trackClose(0x80000000 + id, r, id);
     }
     this.endpoints.clear();
     // A "none" endpoint's close waits for its peer (a worker closing at the same moment, in a
@@ -869,6 +921,7 @@ export class Executor {
     this.context.close();
     this.connCallback.close();
     this.errorCallback.close();
+    this.recvCallback.close();
     this.am?.close();
   }
 }
