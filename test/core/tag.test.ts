@@ -90,6 +90,38 @@ for (const mode of MODES) {
     await p.run(ba.close());
   });
 
+  test("2,000 parked receives: traffic on other tags flows, each parked one gets its own message, cancelled ones reject", async () => {
+    // Tag receives report their completion themselves (a callback): none is found by polling
+    // every receive on every round. Messages come in reverse posting order, some short, so
+    // each receive must be matched and finished individually, with its own length and tag.
+    const n = 2000;
+    const parked = Array.from({ length: n }, () => new Uint8Array(32));
+    const ac = new AbortController();
+    const results = parked.map((b, i) => p.b.recv(b, 50_000 + i, undefined, i % 10 === 9 ? { signal: ac.signal } : {}));
+    const outcomes = results.map((r) => r.then((v) => v, (e: UcxError) => e));
+    for (let round = 0; round < 20; round++) {
+      const into = new Uint8Array(16);
+      const [r] = await p.run(Promise.all([p.b.recv(into, 7), p.ab.send(pattern(16, round), 7)]));
+      assert.is(r.length, 16);
+      assert.ok(samePattern(into, round));
+    }
+    ac.abort(); // every tenth parked receive
+    const sends: Promise<unknown>[] = [];
+    for (let i = n - 1; i >= 0; i--) if (i % 10 !== 9) sends.push(p.ab.send(pattern(i % 32, i), 50_000 + i));
+    await p.run(Promise.all(sends), 60_000);
+    const settled = await p.run(Promise.all(outcomes), 60_000);
+    settled.forEach((v, i) => {
+      if (i % 10 === 9) {
+        assert.instance(v, UcxError, `receive ${i}`);
+        assert.is((v as UcxError).code, "UCS_ERR_CANCELED");
+      } else {
+        assert.equal(v, { tag: 50_000 + i, length: i % 32 }, `receive ${i}`);
+        assert.ok(samePattern(parked[i]!.subarray(0, i % 32), i), `content of ${i}`);
+      }
+    });
+    assert.is(p.b.pendingRequests, 0);
+  });
+
   test("a receive into a buffer too small rejects with UCS_ERR_MESSAGE_TRUNCATED and the incoming size", async () => {
     const small = new Uint8Array(10);
     const [result] = await p.run(
