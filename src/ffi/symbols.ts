@@ -145,6 +145,8 @@ export const callbackTypes = {
   ucp_listener_conn_callback_t: { args: ["ptr", "ptr"], result: "void" },
   /** `void (*)(void *arg, ucp_ep_h ep, ucs_status_t status)` */
   ucp_err_handler_cb_t: { args: ["ptr", "ptr", "status"], result: "void" },
+  /** `void (*)(void *request, ucs_status_t status, void *user_data)` */
+  ucp_send_nbx_callback_t: { args: ["ptr", "status", "ptr"], result: "void" },
   /** `void (*)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data)` */
   ucp_tag_recv_nbx_callback_t: { args: ["ptr", "status", "ptr", "ptr"], result: "void" },
   /** `ucs_status_t (*)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param)` */

@@ -5,13 +5,15 @@
  * UCX: the progress thread (thread mode) or the application thread (polling and blocking
  * modes), and it is the same code in both.
  *
- * Completion of most requests is detected without C callbacks: after `ucp_worker_progress` the
- * executor asks `ucp_request_check_status` of each of them (ffi-facts.md). Tag receives are the
- * exception: they may wait for a long time, and thousands of them may be posted, so each one
- * carries a completion callback that queues its id (a callback costs ~0.1-0.35 us; checking
- * 1,000 parked receives every round cost ~100 us a round). The other C callbacks are UCX's
- * listener connection handler and endpoint error handler. All are created here, on the owning
- * thread, where UCX calls them from inside `ucp_worker_progress` (or the posting call).
+ * Tag receives and tag/stream sends report their own completion: each carries a callback
+ * that queues its id (a callback costs ~0.1-0.35 us). They may stay in flight a long time, and
+ * thousands of receives may be posted: checking each of them with `ucp_request_check_status`
+ * every round cost ~100 us a round for 1,000 parked receives, and a 1 MiB send was checked
+ * ~100 times before it completed. The rest (closes, flushes, stream receives, RMA, batch parts)
+ * are checked with `ucp_request_check_status` after `ucp_worker_progress` (ffi-facts.md). The
+ * other C callbacks are UCX's listener connection handler and endpoint error handler. All are
+ * created here, on the owning thread, where UCX calls them from inside `ucp_worker_progress`
+ * (or the posting call).
  */
 import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer, type Ucx } from "../../ffi/index.ts";
 import { Context, type Feature } from "../context.ts";
@@ -101,10 +103,10 @@ export class Executor {
   private readonly listeners = new Map<number, Pointer>();
   /** Every request in flight (cancel and shutdown find them here). */
   private readonly inflight = new Map<number, Inflight>();
-  /** The ones whose completion is found by `ucp_request_check_status` (not tag receives). */
+  /** The ones whose completion is found by `ucp_request_check_status` (no callback of their own). */
   private readonly polled = new Map<number, Inflight>();
-  /** Tag receives whose completion callback fired, by id, with their status; finished in progress(). */
-  private readonly received: number[] = [];
+  /** Requests whose completion callback fired: pairs of id and status, finished in progress(). */
+  private readonly completed: number[] = [];
   /** Multi-buffer batches by request id, until their one completion. */
   private readonly batches = new Map<number, MultiSend | MultiReceive>();
   private readonly multiQueues = new MultiReceiveQueues();
@@ -123,6 +125,7 @@ export class Executor {
   private readonly endpointErrors: Array<{ ep: number; status: number }> = [];
   private readonly connCallback: NativeCallback;
   private readonly recvCallback: NativeCallback;
+  private readonly sendCallback: NativeCallback;
   /** Request parameters of every tag receive: NO_IMM_CMPL, the callback, the id as user data. */
   private readonly recvParam: ReturnType<Ucx["struct"]>;
   private readonly recvParamAddress: Pointer;
@@ -192,8 +195,13 @@ export class Executor {
     // Fires inside ucp_worker_progress, ucp_request_cancel, or ucp_tag_recv_nbx itself (a
     // message already there): it only queues; progress() finishes the receive.
     this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, userData: number) => {
-      this.received.push(userData, status);
+      this.completed.push(userData, status);
     });
+    // Sends: called only for a send that did not complete in its posting call.
+    this.sendCallback = u.callback(callbackTypes.ucp_send_nbx_callback_t, (_request: number, status: number, userData: number) => {
+      this.completed.push(userData, status);
+    });
+    this.param.set("cb", this.sendCallback.address); // used only with UCP_OP_ATTR_FIELD_CALLBACK (sends)
     this.recvParam = u.struct("ucp_request_param_t");
     this.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
     this.recvParam.set("cb", this.recvCallback.address);
@@ -336,7 +344,7 @@ export class Executor {
     while (this.failedEndpoints.length > 0) this.closeFailed(this.failedEndpoints.shift()!);
     this.am?.fetchPending();
     if (this.partQueues.size > 0) events += this.progressParts();
-    if (this.received.length > 0) events += this.finishReceived();
+    if (this.completed.length > 0) events += this.finishCompleted();
     if (events > 0 || this.touched) events += this.checkAll();
     else if (this.polled.size > 0) events += this.checkSome(IDLE_SCAN);
     // Last: an endpoint error seen in this round goes after every completion of the round.
@@ -356,17 +364,17 @@ export class Executor {
     return n;
   }
 
-  /** Finish the tag receives whose callbacks fired (pairs of id, status in `received`). */
-  private finishReceived(): number {
-    const q = this.received;
+  /** Finish the requests whose callbacks fired (pairs of id, status in `completed`). */
+  private finishCompleted(): number {
+    const q = this.completed;
     let n = 0;
-    // Index loop: finishing never fires a callback, but a receive cancelled meanwhile may have
-    // queued itself twice in theory; the second finds no entry.
+    // Finishing fires no callback (it only reads and frees requests), so `q` does not grow here.
     for (let i = 0; i < q.length; i += 2) {
       const id = q[i]!;
       const r = this.inflight.get(id);
-      if (!r) continue;
+      if (!r) continue; // not ours to finish (already finished at shutdown)
       this.inflight.delete(id);
+      if (r.staging !== undefined) this.staging.release(r.staging);
       this.finish(id, r, q[i + 1]!);
       n++;
     }
@@ -497,31 +505,37 @@ export class Executor {
    * leaves the address in `sourceAddress` and the staging chunk (or undefined) in `sourceStaging`
    * (fields, not an object: nothing is allocated per send).
    */
-  private sendSource(ring: Ring, w: number, address: number, length: number): Pointer {
+  private sendSource(ring: Ring, w: number, id: number, address: number, length: number): Pointer {
     const flags = ring.u32[w + SUB.flags]!;
     this.sourceAddress = address;
     this.sourceStaging = undefined;
+    // Completion by callback (sendCallback, set once in the shared parameters), with the id.
+    const v = this.param.view;
+    v.setUint32(32, id, true); // user_data
+    v.setUint32(36, 0, true);
+    const byCallback = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
     if (flags & SEND_FLAG_INLINE) {
       const at = w * 4 + INLINE_OFFSET;
       const chunk = this.staging.stage(ring.u8.subarray(at, at + length));
       this.sourceAddress = this.staging.address(chunk);
       this.sourceStaging = chunk;
-      return this.params(0);
+      return this.params(byCallback);
     }
     const memh = flags & SEND_FLAG_MEMH ? this.rma.memh(ring.f64[(w >> 1) + SUB.handle]!) : 0;
-    if (memh === 0) return this.params(0); // a registration that failed: send without a handle
+    if (memh === 0) return this.params(byCallback); // a registration that failed: send without a handle
     this.param.set("memh", memh as number | bigint);
-    return this.params(C.UCP_OP_ATTR_FIELD_MEMH);
+    return this.params(byCallback | C.UCP_OP_ATTR_FIELD_MEMH);
   }
   private sourceAddress = 0;
   private sourceStaging: number | undefined;
 
-  /** Track a send, or report it done at once; frees its staging chunk when UCX no longer needs it. */
+  /**
+   * Track a send (its callback reports it: not polled), or report it done at once; frees its
+   * staging chunk when UCX no longer needs it.
+   */
   private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
     if (result !== 0 && !ptrIsError(result)) {
-      const entry: Inflight = { request: result, kind: "send", endpoint: ep, staging };
-      this.inflight.set(id, entry);
-      this.polled.set(id, entry);
+      this.inflight.set(id, { request: result, kind: "send", endpoint: ep, staging });
       return;
     }
     if (staging !== undefined) this.staging.release(staging);
@@ -533,7 +547,7 @@ export class Executor {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.done(id, e.failed);
-    const param = this.sendSource(ring, w, address, length);
+    const param = this.sendSource(ring, w, id, address, length);
     const r = this.u.ucp_tag_send_nbx(e.handle, this.sourceAddress, length, tagArgument(tagLo, tagHi), param);
     this.trackSend(id, ep, r, length, this.sourceStaging);
   }
@@ -573,7 +587,7 @@ export class Executor {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.done(id, e.failed);
-    const param = this.sendSource(ring, w, address, length);
+    const param = this.sendSource(ring, w, id, address, length);
     this.trackSend(id, ep, this.u.ucp_stream_send_nbx(e.handle, this.sourceAddress, length, param), length, this.sourceStaging);
   }
 
@@ -842,7 +856,7 @@ export class Executor {
   /** `ucp_worker_arm`: UCS_OK when it is safe to sleep, UCS_ERR_BUSY when events are pending. */
   arm(): number {
     // Nothing may sleep on a completion an idle round has not checked yet (see progress()).
-    if ((this.received.length > 0 && this.finishReceived() > 0) || (this.polled.size > 0 && this.checkAll() > 0)) return UCS_ERR_BUSY;
+    if ((this.completed.length > 0 && this.finishCompleted() > 0) || (this.polled.size > 0 && this.checkAll() > 0)) return UCS_ERR_BUSY;
     return this.u.ucp_worker_arm(this.worker);
   }
 
@@ -878,7 +892,7 @@ export class Executor {
     for (const r of this.inflight.values()) this.u.ucp_request_free(r.request);
     this.inflight.clear();
     this.polled.clear();
-    this.received.length = 0;
+    this.completed.length = 0;
     for (const q of this.partQueues.values()) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_free(q.parts[i]!.request);
     this.partQueues.clear();
   }
@@ -922,6 +936,7 @@ export class Executor {
     this.connCallback.close();
     this.errorCallback.close();
     this.recvCallback.close();
+    this.sendCallback.close();
     this.am?.close();
   }
 }
