@@ -328,15 +328,16 @@ export class Executor {
   }
 
   /**
-   * One round of progress: `ucp_worker_progress`, deferred endpoint closes, then a check of
-   * the requests in flight. Returns UCX's event count plus the completions reported.
+   * One round of progress: `ucp_worker_progress`, deferred endpoint closes, the requests whose
+   * callbacks fired, then a check of the polled ones. Returns UCX's event count plus the
+   * completions reported.
    *
-   * Every request is checked when UCX reported events or this executor called UCX since the
-   * last full check (a post may complete an earlier request); an idle round checks only the
-   * next IDLE_SCAN of them, round robin. Checking all of them every round cost O(in flight)
-   * FFI calls per round even with nothing arriving (measured: 1.4 ms a round with 20,000
-   * receives posted, against 0.2 us with none), and a polling loop runs rounds back to back.
-   * Before sleeping, `arm()` checks them all.
+   * Every polled request is checked when UCX reported events or this executor called UCX since
+   * the last full check (a post or a cancel may complete an earlier request); an idle round
+   * checks only the next IDLE_SCAN of them, round robin. Checking all of them every round cost
+   * O(in flight) FFI calls per round even with nothing arriving (measured: 1.4 ms a round with
+   * 20,000 receives posted, when receives were polled, against 0.2 us with none), and a polling
+   * loop runs rounds back to back. Before sleeping, `arm()` checks them all.
    */
   progress(): number {
     const u = this.u;
