@@ -39,25 +39,23 @@ for (const mode of modes) {
       await b.settled(ba.send(inB, 2));
     }
   })();
-  const rtt: number[] = [];
-  const loop: number[] = [];
-  for (let i = 0; i < rounds + 200; i++) {
-    const t0 = performance.now();
-    const r = a.recv(inA, 2);
-    await a.settled(ab.send(out, 1));
-    await a.settled(r);
-    if (i >= 200) rtt.push((performance.now() - t0) * 1000);
-  }
-  for (let i = 0; i < rounds + 200; i++) {
-    const t0 = performance.now();
-    const r = a.recv(inA, 3);
-    await a.settled(self.send(out, 3));
-    await a.settled(r);
-    if (i >= 200) loop.push((performance.now() - t0) * 1000);
-  }
+  /** Median of `rounds` timings (us) of: post a receive for `back`, send on `ep`, await both. */
+  const timed = async (ep: typeof ab, sendTag: number, backTag: number): Promise<number> => {
+    const us: number[] = [];
+    for (let i = 0; i < rounds + 200; i++) {
+      const t0 = performance.now();
+      const r = a.recv(inA, backTag);
+      await a.settled(ep.send(out, sendTag));
+      await a.settled(r);
+      if (i >= 200) us.push((performance.now() - t0) * 1000); // 200 warm-up rounds
+    }
+    return median(us);
+  };
+  const rtt = await timed(ab, 1, 2); // b echoes tag 1 as tag 2
+  const loop = await timed(self, 3, 3);
   await a.settled(ab.send(out, 9));
   await echo;
-  console.log(`${mode.padEnd(8)} two workers, 8 B round trip ${median(rtt).toFixed(1)} us; one worker to itself, send+recv ${median(loop).toFixed(1)} us`);
+  console.log(`${mode.padEnd(8)} two workers, 8 B round trip ${rtt.toFixed(1)} us; one worker to itself, send+recv ${loop.toFixed(1)} us`);
   await a.close();
   await b.close();
 }
