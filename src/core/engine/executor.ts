@@ -475,17 +475,14 @@ export class Executor {
       this.done(id, result);
       return true;
     }
-    const entry = { request: result, kind, endpoint, closes };
-    this.inflight.set(id, entry);
-    if (kind !== "tagRecv") this.polled.set(id, entry); // a tag receive reports itself (recvCallback)
+    this.addInflight(id, { request: result, kind, endpoint, closes }, kind !== "tagRecv"); // a tag receive reports itself
     return true;
   }
 
-  /** An endpoint close of the executor's own (id at or above 2^31), checked like any request. */
-  private trackClose(id: number, request: Pointer, ep: number): void {
-    const entry: Inflight = { request, kind: "close", endpoint: ep };
+  /** Remember a request in flight; `polled`: its completion is found by checking, not by a callback. */
+  private addInflight(id: number, entry: Inflight, polled: boolean): void {
     this.inflight.set(id, entry);
-    this.polled.set(id, entry);
+    if (polled) this.polled.set(id, entry);
   }
 
   private params(mask: number, flags = 0): Pointer {
@@ -536,7 +533,7 @@ export class Executor {
    */
   private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
     if (result !== 0 && !ptrIsError(result)) {
-      this.inflight.set(id, { request: result, kind: "send", endpoint: ep, staging });
+      this.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, false);
       return;
     }
     if (staging !== undefined) this.staging.release(staging);
@@ -838,7 +835,7 @@ export class Executor {
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);
     // Nobody awaits this close: free its request when it is done, without a completion.
-    if (r !== 0 && !ptrIsError(r)) this.trackClose(0x80000000 + ep, r, ep);
+    if (r !== 0 && !ptrIsError(r)) this.addInflight(0x80000000 + ep, { request: r, kind: "close", endpoint: ep }, true);
   }
 
   // --- completions ---------------------------------------------------------------------------
@@ -922,7 +919,7 @@ export class Executor {
     this.rma.destroyRkeys();
     for (const [id, e] of this.endpoints) {
       const r = u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, e.peer ? C.UCP_EP_CLOSE_FLAG_FORCE : 0));
-      if (r !== 0 && !ptrIsError(r)) this.trackClose(0x80000000 + id, r, id);
+      if (r !== 0 && !ptrIsError(r)) this.addInflight(0x80000000 + id, { request: r, kind: "close", endpoint: id }, true);
     }
     this.endpoints.clear();
     // A "none" endpoint's close waits for its peer (a worker closing at the same moment, in a
