@@ -772,7 +772,9 @@ export class Worker {
    * to the event loop regularly, so timers, I/O and other workers still run; it never sleeps in
    * `wait()`, which would starve them). In thread mode this is `await`.
    */
-  settled<T>(promise: Promise<T>): Promise<T> {
+  settled<T>(awaited: Promise<T>): Promise<T> {
+    // The same Promise for a native one (no allocation); a thenable or a value is adopted.
+    const promise = Promise.resolve(awaited);
     // Thread and hybrid modes progress by themselves.
     if (this.progressMode === "thread" || this.progressMode === "hybrid") return promise;
     // One driver loop per worker, however many Promises are awaited through settled() at once:
