@@ -14,6 +14,7 @@ import { APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring
 import process from "node:process";
 import { submission } from "./engine.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
+import { SpinPolicy } from "./spin-policy.ts";
 
 /**
  * Engines whose thread is running. A process may exit without closing its workers; Node then
@@ -38,6 +39,8 @@ export class ThreadedEngine implements Engine {
   private stopped = false;
   private stopWaiter: (() => void) | undefined;
   private readonly signal: () => void;
+  /** When the notifier spins before parking (spin-policy.ts). */
+  private readonly spin: SpinPolicy;
   private readonly payloads = new Map<number, Payload>();
   private threadExited = false;
 
@@ -53,6 +56,7 @@ export class ThreadedEngine implements Engine {
     private readonly payloadPort: MessagePort,
   ) {
     this.writer = new SubmissionWriter(submissions);
+    this.spin = new SpinPolicy(options.spinMicroseconds / 1000, options.adaptiveSpin ?? false);
     const u = ucx();
     this.signal = () => void u.ucp_worker_signal(this.workerHandle);
     thread.unref(); // held only while work is outstanding (setActive)
@@ -165,7 +169,7 @@ export class ThreadedEngine implements Engine {
   /** The notifier: deliver completions while anything is outstanding, parking when idle. */
   private async notifier(): Promise<void> {
     const header = this.completions.header;
-    const spinMs = this.options.spinMicroseconds / 1000;
+    const spin = this.spin;
     try {
       while ((this.active || this.writer.backlog > 0 || this.stopWaiter) && !this.stopped) {
         const seen = Atomics.load(header, Ring.TAIL);
@@ -179,11 +183,15 @@ export class ThreadedEngine implements Engine {
           this.wake();
           continue;
         }
-        // Spin briefly: a completion that is microseconds away is not worth a wake-up.
+        // Spin briefly: a completion that is microseconds away is not worth a wake-up (while
+        // spinning pays: spin-policy.ts).
+        const spinMs = spin.next();
         if (spinMs > 0) {
           const until = performance.now() + spinMs;
           while (Atomics.load(header, Ring.TAIL) === seen && performance.now() < until);
-          if (Atomics.load(header, Ring.TAIL) !== seen) continue;
+          const caught = Atomics.load(header, Ring.TAIL) !== seen;
+          spin.record(caught);
+          if (caught) continue;
         }
         Atomics.store(header, APP_WAITING, 1);
         const r = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
