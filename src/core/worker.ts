@@ -62,7 +62,7 @@ export interface WorkerOptions {
   readonly config?: Readonly<Record<string, string | number | boolean>>;
   /** Slots in the submission ring (default 1024); a full ring queues submissions in order. */
   readonly ringSize?: number;
-  /** Thread mode: how long the application thread spins for a completion before parking (µs; default 20, used only while such spins catch completions; a value you set is always used); hybrid mode: how long it keeps progressing UCX after the last event (default 100 µs on fewer than 4 cores, 200 µs on more). */
+  /** Thread mode: how long the application thread spins for a completion before parking (µs; default 20, under 4 cores used only while such spins catch completions; a value you set is always used); hybrid mode: how long it keeps progressing UCX after the last event (default 100 µs on fewer than 4 cores, 200 µs on more). */
   readonly spinMicroseconds?: number;
   /** Thread mode: how long the progress thread busy-polls after its last work (µs). */
   readonly threadSpinMicroseconds?: number;
@@ -122,13 +122,14 @@ function checkLimits(limits: MultiLimits, base: Required<MultiLimits>): Required
 }
 
 /** Spin budgets from the core count: on 2 cores a spinning thread can starve the other one. */
-function defaultSpins(): { app: number; thread: number; hybrid: number } {
+function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive: boolean } {
   const cores = cpus().length;
   // Hybrid mode has no progress thread of its own to starve: its application thread may spin
   // long enough for a round trip's reply to come back (10-30 us in polling mode here).
-  // Thread mode's application spin is adaptive by default (spin-policy.ts), so it is on
-  // everywhere: on 2 cores it stops by itself where it costs (between two processes).
-  return cores >= 4 ? { app: 20, thread: 50, hybrid: 200 } : { app: 20, thread: 5, hybrid: 100 };
+  // Thread mode's application spin: always on from 4 cores (a spare core makes it cheap, and the
+  // fastest round trips need it); under 4 adaptive (spin-policy.ts), as it stops by itself where
+  // it costs (between two processes on 2 cores).
+  return cores >= 4 ? { app: 20, thread: 50, hybrid: 200, adaptive: false } : { app: 20, thread: 5, hybrid: 100, adaptive: true };
 }
 
 export class Worker {
@@ -174,8 +175,8 @@ export class Worker {
       config: options.config ?? {},
       ringSize: options.ringSize ?? 1024,
       spinMicroseconds: options.spinMicroseconds ?? (w.progressMode === "hybrid" ? spins.hybrid : spins.app),
-      // The default budget is used while it pays; a budget the caller chose, always.
-      adaptiveSpin: options.spinMicroseconds === undefined,
+      // Under 4 cores the default budget is used while it pays; a budget the caller chose, always.
+      adaptiveSpin: options.spinMicroseconds === undefined && spins.adaptive,
       threadSpinMicroseconds: options.threadSpinMicroseconds ?? spins.thread,
       delayedSubmission: options.delayedSubmission ?? true,
     };
