@@ -8,37 +8,42 @@ import { SpinPolicy } from "../../src/core/engine/spin-policy.ts";
 
 const test = suite("core/spin policy");
 
-test("adaptive: spins while spins catch completions", () => {
+test("adaptive: spins while at least half the spins catch completions", () => {
   const p = new SpinPolicy(0.02, true);
   for (let i = 0; i < 100; i++) {
     assert.is(p.next(), 0.02);
-    p.record(true);
+    p.record(i % 2 === 0); // every other spin misses
   }
   assert.ok(p.spinning);
 });
 
-test("adaptive: misses stop the spin, every 32nd wait probes, catches bring it back", () => {
+test("adaptive: misses stop the spin; every 32nd wait starts a trial of 3 spins; catches keep it on", () => {
   const p = new SpinPolicy(0.02, true);
-  // Start at 4: two misses (-2 each) reach 0.
-  assert.is(p.next(), 0.02);
-  p.record(false);
-  assert.is(p.next(), 0.02);
-  p.record(false);
+  // Start at 4: four misses (-1 each) reach 0.
+  for (let i = 0; i < 4; i++) {
+    assert.ok(p.spinning, `miss ${i}`);
+    assert.is(p.next(), 0.02);
+    p.record(false);
+  }
   assert.not.ok(p.spinning);
-  const budgets = Array.from({ length: 64 }, () => {
+  // Off: 31 waits without a spin, then a trial of 3 spins (all missing here), then off again.
+  const budgets: number[] = [];
+  for (let i = 0; i < 31 + 3 + 31; i++) {
     const b = p.next();
-    if (b > 0) p.record(false); // the probe misses too
-    return b;
-  });
-  assert.equal(budgets.filter((b) => b > 0).length, 2, "one probe in 32 waits");
-  assert.is(budgets[31], 0.02);
-  assert.is(budgets[63], 0.02);
-  // A probe that catches turns spinning back on.
-  for (let i = 0; i < 31; i++) assert.is(p.next(), 0);
+    if (b > 0) p.record(false);
+    budgets.push(b);
+  }
+  assert.equal(budgets.slice(0, 31), Array(31).fill(0));
+  assert.equal(budgets.slice(31, 34), [0.02, 0.02, 0.02], "the trial");
+  assert.equal(budgets.slice(34), Array(31).fill(0), "off again until the next trial");
+  // A trial whose spins catch turns spinning back on for good.
   assert.is(p.next(), 0.02);
   p.record(true);
+  for (let i = 0; i < 10; i++) {
+    assert.is(p.next(), 0.02);
+    p.record(true);
+  }
   assert.ok(p.spinning);
-  assert.is(p.next(), 0.02);
 });
 
 test("a chosen budget is always used, whatever the outcomes; 0 never spins", () => {
