@@ -374,9 +374,7 @@ export class Executor {
       const id = q[i]!;
       const r = this.inflight.get(id);
       if (!r) continue; // not ours to finish (already finished at shutdown)
-      this.inflight.delete(id);
-      if (r.staging !== undefined) this.staging.release(r.staging);
-      this.finish(id, r, q[i + 1]!);
+      this.complete(id, r, q[i + 1]!);
       n++;
     }
     q.length = 0;
@@ -399,11 +397,16 @@ export class Executor {
   private check(id: number, r: Inflight): number {
     const status = this.u.ucp_request_check_status(r.request);
     if (status === UCS_INPROGRESS) return 0;
+    this.complete(id, r, status);
+    return 1;
+  }
+
+  /** Request `id` ended with `status` (seen by a check or reported by its callback): forget and finish it. */
+  private complete(id: number, r: Inflight, status: number): void {
     this.inflight.delete(id);
     this.polled.delete(id);
     if (r.staging !== undefined) this.staging.release(r.staging);
     this.finish(id, r, status);
-    return 1;
   }
 
   /** Check each batch's oldest messages; a batch's callbacks may post more parts meanwhile. */
@@ -431,10 +434,9 @@ export class Executor {
     if (part.kind === "tagRecv") {
       // As for single receives: the info is valid for truncated messages too (incoming size).
       u.ucp_tag_recv_request_test(part.request, this.recvInfoAddress);
-      const info = this.recvInfoWords;
-      length = info[2]! + info[3]! * 0x100000000;
-      lo = info[0]!;
-      hi = info[1]!;
+      length = this.recvLength();
+      lo = this.recvInfoWords[0]!;
+      hi = this.recvInfoWords[1]!;
     }
     u.ucp_request_free(part.request);
     part.onDone(status, length, lo, hi);
@@ -450,13 +452,17 @@ export class Executor {
     q.parts.push(part);
   }
 
+  /** The length in `recvInfo` (its second u64), as ucp_tag_recv_request_test or probe left it. */
+  private recvLength(): number {
+    return this.recvInfoWords[2]! + this.recvInfoWords[3]! * 0x100000000;
+  }
+
   private finish(id: number, r: Inflight, status: number): void {
     const u = this.u;
     if (r.kind === "tagRecv") {
       // The info is valid for truncated messages too: length is then the incoming size.
       u.ucp_tag_recv_request_test(r.request, this.recvInfoAddress);
-      const info = this.recvInfoWords;
-      this.emitRequest(id, status, info[2]! + info[3]! * 0x100000000, info[0]!, info[1]!);
+      this.emitRequest(id, status, this.recvLength(), this.recvInfoWords[0]!, this.recvInfoWords[1]!);
     } else if (r.kind === "streamRecv") {
       u.ucp_stream_recv_request_test(r.request, this.out.address());
       this.emitRequest(id, status, status === UCS_OK ? this.out.pointer() : 0, 0, 0);
@@ -508,9 +514,7 @@ export class Executor {
     this.sourceAddress = address;
     this.sourceStaging = undefined;
     // Completion by callback (sendCallback, set once in the shared parameters), with the id.
-    const v = this.param.view;
-    v.setUint32(32, id, true); // user_data
-    v.setUint32(36, 0, true);
+    setUserData(this.param, id);
     const byCallback = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
     if (flags & SEND_FLAG_INLINE) {
       const at = w * 4 + INLINE_OFFSET;
@@ -567,9 +571,7 @@ export class Executor {
     // never let it: with NO_IMM_CMPL every receive gets a request, whose info
     // ucp_tag_recv_request_test reads when it is finished. Its callback queues it when it
     // completes, possibly inside this very call (a message already there); progress() finishes it.
-    const v = this.recvParam.view;
-    v.setUint32(32, id, true); // user_data: the request id (ids are u32)
-    v.setUint32(36, 0, true);
+    setUserData(this.recvParam, id);
     const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), this.recvParamAddress);
     if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
   }
@@ -577,8 +579,7 @@ export class Executor {
   private tagProbe(id: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
     const message = this.u.ucp_tag_probe_nb(this.worker, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), 0, this.recvInfoAddress);
     if (message === 0) return this.done(id, UCS_ERR_NO_MESSAGE);
-    const info = this.recvInfoWords;
-    this.emitRequest(id, UCS_OK, info[2]! + info[3]! * 0x100000000, info[0]!, info[1]!);
+    this.emitRequest(id, UCS_OK, this.recvLength(), this.recvInfoWords[0]!, this.recvInfoWords[1]!);
   }
 
   private streamSend(ring: Ring, w: number, id: number, ep: number, address: number, length: number): void {
@@ -937,4 +938,10 @@ export class Executor {
     this.sendCallback.close();
     this.am?.close();
   }
+}
+
+/** A request parameter struct's user_data (offset 32): the request id, which UCX hands back to the callback. */
+function setUserData(param: ReturnType<Ucx["struct"]>, id: number): void {
+  param.view.setUint32(32, id, true);
+  param.view.setUint32(36, 0, true); // ids are u32
 }

@@ -48,11 +48,6 @@ export class InlineEngine implements Engine {
     return this.writer.backlog;
   }
 
-  /** Records in the ring not yet executed. */
-  get queued(): number {
-    return this.submissions.size;
-  }
-
   /** ucp_worker_arm: UCS_OK when UCX has nothing pending and its event fd may be waited on. */
   arm(): number {
     return this.executor.arm();
