@@ -97,6 +97,12 @@ export interface EngineOptions {
   /** Thread mode: microseconds the progress thread stays busy-polling after its last work. */
   readonly threadSpinMicroseconds: number;
   /**
+   * Thread mode: learn the progress thread's spin, from threadSpinMicroseconds up to
+   * threadSpinMaxMicroseconds, while the application awaits something (thread-spin-policy.ts).
+   */
+  readonly adaptiveThreadSpin?: boolean;
+  readonly threadSpinMaxMicroseconds?: number;
+  /**
    * Thread mode: true (default) queues submissions in the shared ring, drained by the progress
    * thread in batches (UCXX's delayed submission). false sends each one as a message that the
    * thread takes one by one, for measuring what the ring buys.

@@ -20,9 +20,10 @@ import { CompletionWriter } from "./completion-writer.ts";
 import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
-import { CONSUMER_SLEEPING, PROCESS_EXITING, Ring } from "./ring.ts";
+import { APP_ACTIVE, CONSUMER_SLEEPING, PROCESS_EXITING, Ring } from "./ring.ts";
 import { SUBMISSION_BYTES } from "./records.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
+import { SpinSlots, ThreadSpinPolicy } from "./thread-spin-policy.ts";
 
 interface ThreadData {
   submissions: SharedArrayBuffer;
@@ -32,6 +33,8 @@ interface ThreadData {
   port?: MessagePort;
   /** Multi-receive payloads go back here, their ArrayBuffers transferred (moved, not copied). */
   payloads: MessagePort;
+  /** The process's spin slots (thread-spin-policy.ts). */
+  spinSlots: SharedArrayBuffer;
 }
 
 const UCS_OK = 0;
@@ -56,10 +59,17 @@ function run(): void {
   }
   parentPort!.postMessage({ type: "ready", worker: executor.worker });
 
-  const spinMs = data.options.threadSpinMicroseconds / 1000;
+  const o = data.options;
   const sub = submissions.header;
+  const spin = new ThreadSpinPolicy(
+    o.threadSpinMicroseconds / 1000,
+    (o.threadSpinMaxMicroseconds ?? 0) / 1000,
+    o.adaptiveThreadSpin ?? false,
+    new SpinSlots(data.spinSlots),
+    performance.now(),
+  );
+  const appActive = () => Atomics.load(sub, APP_ACTIVE) !== 0;
   let stopping = false;
-  let lastWork = performance.now();
 
   const execute = (ring: Ring, w: number) => {
     if (ring.u32[w + SUB.op] === Op.Stop) stopping = true;
@@ -98,10 +108,10 @@ function run(): void {
       work++;
     }
     if (work > 0 || writer.backlog > 0) {
-      lastWork = performance.now();
+      spin.worked(performance.now(), appActive());
       continue;
     }
-    if (performance.now() - lastWork < spinMs) continue;
+    if (spin.idle(performance.now(), appActive())) continue;
 
     // Idle: announce the sleep, then re-check the ring, then arm; any of the three seeing work
     // keeps us awake.
@@ -110,10 +120,13 @@ function run(): void {
       Atomics.store(sub, CONSUMER_SLEEPING, 0);
       continue;
     }
-    if (nothingQueued() && executor.arm() === UCS_OK) executor.wait();
+    if (nothingQueued() && executor.arm() === UCS_OK) {
+      executor.wait();
+      spin.woke(performance.now());
+    }
     Atomics.store(sub, CONSUMER_SLEEPING, 0);
-    lastWork = performance.now();
   }
+  spin.releaseSlot();
 
   executor.destroy();
   writer.write({ kind: CompletionKind.Stopped, id: 0, status: UCS_OK, value: 0, tagLo: 0, tagHi: 0, aux: 0 });

@@ -24,6 +24,8 @@ export const PRODUCER_WAITING = 5;
 export const APP_WAITING = 6;
 /** Set when the process is exiting without the worker closed: the thread returns at once. */
 export const PROCESS_EXITING = 7;
+/** Set by the application thread while it awaits something (submission ring; thread-spin-policy.ts). */
+export const APP_ACTIVE = 8;
 
 export class Ring {
   readonly header: Int32Array;

@@ -10,11 +10,19 @@ import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { COMPLETION_BYTES, CompletionKind, DONE, Op, SUBMISSION_BYTES } from "./records.ts";
-import { APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring } from "./ring.ts";
+import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring } from "./ring.ts";
 import process from "node:process";
 import { submission } from "./engine.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
 import { SpinPolicy } from "./spin-policy.ts";
+import { SpinSlots } from "./thread-spin-policy.ts";
+import { cpus } from "node:os";
+
+/**
+ * This process's spin slots, shared by all its progress threads (thread-spin-policy.ts): one
+ * core is left to the application thread.
+ */
+let spinSlots: SpinSlots | undefined;
 
 /**
  * Engines whose thread is running. A process may exit without closing its workers; Node then
@@ -76,7 +84,14 @@ export class ThreadedEngine implements Engine {
     const transfer = [payloads.port2, ...(channel ? [channel.port2] : [])] as unknown as Transferable[];
     const thread = startThread(
       entryBeside(import.meta.url, "progress-thread"),
-      { submissions: submissions.buffer, completions: completions.buffer, options, port: channel?.port2, payloads: payloads.port2 },
+      {
+        submissions: submissions.buffer,
+        completions: completions.buffer,
+        options,
+        port: channel?.port2,
+        payloads: payloads.port2,
+        spinSlots: (spinSlots ??= SpinSlots.create(Math.max(1, cpus().length - 1))).words.buffer as SharedArrayBuffer,
+      },
       transfer,
     );
     const workerHandle = await new Promise<number>((resolve, reject) => {
@@ -147,6 +162,7 @@ export class ThreadedEngine implements Engine {
   }
 
   setActive(active: boolean): void {
+    if (active !== this.active) Atomics.store(this.submissions.header, APP_ACTIVE, active ? 1 : 0);
     this.active = active;
     if (active) {
       this.thread.ref(); // an awaited request keeps the process alive, as a socket would
