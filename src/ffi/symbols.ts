@@ -116,6 +116,8 @@ export const symbols = {
   strlen: { lib: "c", args: ["ptr"], result: "usize" },
   // poll(struct pollfd *fds, nfds_t nfds, int timeout): blocking mode waits on the worker's fd.
   poll: { lib: "c", args: ["ptr", "u64", "i32"], result: "i32" },
+  // sched_yield(): the progress thread hands its core to the application thread it just woke.
+  sched_yield: { lib: "c", args: [], result: "i32" },
   open_memstream: { lib: "c", args: ["ptr", "ptr"], result: "ptr" },
   fclose: { lib: "c", args: ["ptr"], result: "i32" },
   // The C environment UCX reads its configuration from (setenv before libucs loads; see load.ts).
