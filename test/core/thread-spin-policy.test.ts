@@ -97,6 +97,15 @@ test("a preempted spin round resets the budget and stops learning for a while", 
   assert.ok(Math.abs(p.budgetMs - 0.625) < 1e-9, "learning again");
 });
 
+test("after a sleep the thread spins the minimum again before sleeping, even long after its last work", () => {
+  const p = new ThreadSpinPolicy(0.005, 10, true, SpinSlots.create(1), 0);
+  p.worked(0, false);
+  spinUntilSleep(p, 0.001, false);
+  p.woke(50); // woken by an event that has not turned into work yet
+  assert.ok(p.idle(50.001, false) && p.idle(50.004, false), "the event gets a few rounds");
+  assert.not.ok(p.idle(50.006, false));
+});
+
 test("a chosen budget is used as is: nothing learnt, no slot taken", () => {
   const slots = SpinSlots.create(1);
   const p = new ThreadSpinPolicy(0.05, 10, false, slots, 0);
