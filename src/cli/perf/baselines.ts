@@ -13,20 +13,33 @@ export function perftestRows(plan: PerfPlan, errorHandlingPeer: boolean): PerfRo
   const rows: PerfRow[] = [];
   for (const test of plan.tests) {
     for (const size of plan.sizes) {
-      const port = 20000 + Math.floor(Math.random() * 20000);
-      const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
-      spawnSync("sleep", ["0.3"]);
       const n = isLatency(test) ? plan.iterations : bandwidthRounds(plan) * WINDOW;
-      const args = ["127.0.0.1", "-p", String(port), "-t", PERFTEST_NAME[test], "-s", String(size), "-n", String(n), ...(errorHandlingPeer ? ["-e"] : [])];
-      const r = spawnSync("ucx_perftest", args, { encoding: "utf8", timeout: 120_000 });
-      server.kill("SIGKILL");
-      // Final: iterations, typical lat, avg lat, overall lat, avg bw (MB/s = 2^20 B/s), ...
-      const m = /Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
+      const m = runPerftest(["-t", PERFTEST_NAME[test], "-s", String(size), "-n", String(n), ...(errorHandlingPeer ? ["-e"] : [])]);
       if (!m) continue;
       rows.push(isLatency(test) ? { system: "ucx_perftest", test, size, latencyUs: Number(m[1]) } : { system: "ucx_perftest", test, size, MBps: (Number(m[2]) * 1048576) / 1e6 });
     }
   }
   return rows;
+}
+
+/**
+ * One ucx_perftest client run against a server of its own; the "Final:" line's match, or null.
+ * The server is given longer to start on each of a few tries, on a new port each time: with a
+ * fixed 0.3 s, a loaded machine (the Deno suite of a CI run) had the client find no server and a
+ * row went missing now and then.
+ */
+function runPerftest(args: string[]): RegExpExecArray | null {
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
+    spawnSync("sleep", [String(0.3 * attempt)]);
+    const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 120_000 });
+    server.kill("SIGKILL");
+    // Final: iterations, typical lat, avg lat, overall lat, avg bw (MB/s = 2^20 B/s), ...
+    const m = /Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
+    if (m) return m;
+  }
+  return null;
 }
 
 /** Reads exactly n bytes at a time from a socket. */
