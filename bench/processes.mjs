@@ -65,17 +65,22 @@ export function options(argv) {
  * typical one-way latency in us and the average bandwidth in 10^6 B/s, or null.
  */
 export function perftest(test, size, iterations, peer) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
-  spawnSync("sleep", ["0.3"]);
-  const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  server.kill("SIGKILL");
-  // Final: iterations, typical lat, avg lat, overall lat, avg bw (MB/s = 2^20 B/s), overall bw, ...
-  const m = /Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
-  return m ? { latencyUs: Number(m[1]), MBps: (Number(m[2]) * 1048576) / 1e6 } : null;
+  // A few tries, the server given longer each time on a new port: a loaded machine can take
+  // over 0.3 s to start it, and the client then finds no server (seen in a CI run's CLI test).
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });
+    spawnSync("sleep", [String(0.3 * attempt)]);
+    const r = spawnSync("ucx_perftest", ["127.0.0.1", "-p", String(port), "-t", test, "-s", String(size), "-n", String(iterations), ...(peer ? ["-e"] : [])], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    server.kill("SIGKILL");
+    // Final: iterations, typical lat, avg lat, overall lat, avg bw (MB/s = 2^20 B/s), overall bw, ...
+    const m = /Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)/.exec(r.stdout ?? "");
+    if (m) return { latencyUs: Number(m[1]), MBps: (Number(m[2]) * 1048576) / 1e6 };
+  }
+  return null;
 }
 
 export const hasPerftest = () => !spawnSync("ucx_perftest", ["-h"]).error;
