@@ -137,6 +137,9 @@ for (const mode of MODES) {
       const rkey = await p.run(p.ab.unpackRkey(await p.run(mem.packRkey())));
       assert.throws(() => p.ab.atomic("add", mem.address, rkey, 1), (e: UcxError) => /'amo64' feature/.test(e.message));
       assert.throws(() => p.ab.atomic("add", mem.address, rkey, 1, { bits: 32 }), (e: UcxError) => /'amo32' feature/.test(e.message));
+      // The endpoint never carried anything: let its shared-memory lanes finish wiring up before
+      // both workers go (else UCX prints "shmat ... failed" as the peer's segment disappears).
+      await p.run(p.ab.flush());
     } finally {
       await p.close();
     }
