@@ -21,7 +21,7 @@ import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
 import { ucx } from "../library.ts";
-import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, Ring } from "./ring.ts";
+import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, Ring, SIGNALERS, WORKER_GOING } from "./ring.ts";
 import { SUBMISSION_BYTES } from "./records.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
 import { SpinSlots, ThreadSpinPolicy } from "./thread-spin-policy.ts";
@@ -136,6 +136,9 @@ function run(): void {
   }
   spin.releaseSlot();
 
+  // No application-thread ucp_worker_signal may run into the destruction (threaded-engine.ts).
+  Atomics.store(sub, WORKER_GOING, 1);
+  while (Atomics.load(sub, SIGNALERS) !== 0);
   executor.destroy();
   writer.write({ kind: CompletionKind.Stopped, id: 0, status: UCS_OK, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
   // The application thread drains while waiting for Stopped, so the backlog empties.

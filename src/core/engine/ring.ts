@@ -26,6 +26,13 @@ export const APP_WAITING = 6;
 export const PROCESS_EXITING = 7;
 /** Set by the application thread while it awaits something (submission ring; thread-spin-policy.ts). */
 export const APP_ACTIVE = 8;
+/** Application-thread calls of `ucp_worker_signal` under way (submission ring; see WORKER_GOING). */
+export const SIGNALERS = 9;
+/**
+ * Set by the progress thread before it destroys the worker: no new `ucp_worker_signal` may
+ * start, and the thread waits for SIGNALERS to reach 0 before destroying.
+ */
+export const WORKER_GOING = 10;
 
 export class Ring {
   readonly header: Int32Array;

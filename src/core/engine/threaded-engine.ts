@@ -10,7 +10,7 @@ import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { COMPLETION_BYTES, CompletionKind, DONE, Op, SUBMISSION_BYTES } from "./records.ts";
-import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring } from "./ring.ts";
+import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, PRODUCER_WAITING, Ring, SIGNALERS, WORKER_GOING } from "./ring.ts";
 import process from "node:process";
 import { submission } from "./engine.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
@@ -122,7 +122,16 @@ export class ThreadedEngine implements Engine {
 
   private wake(): void {
     // Seq-cst: either we see the flag and signal, or the thread sees our record before sleeping.
-    if (Atomics.load(this.submissions.header, CONSUMER_SLEEPING) !== 0) this.signal();
+    const h = this.submissions.header;
+    if (Atomics.load(h, CONSUMER_SLEEPING) === 0) return;
+    // The flag may be stale: the thread may have woken, taken Op.Stop and be destroying the
+    // worker, and a signal to a destroyed worker is a use after free (seen once as UCX's
+    // "Signaling wakeup failed: Bad file descriptor", a receive posted as its worker closed).
+    // Announce the call, then look at WORKER_GOING: the thread raises that before it waits for
+    // SIGNALERS to drain, so one of the two sides always sees the other (both seq-cst).
+    Atomics.add(h, SIGNALERS, 1);
+    if (Atomics.load(h, WORKER_GOING) === 0 && Atomics.load(h, CONSUMER_SLEEPING) !== 0) this.signal();
+    Atomics.sub(h, SIGNALERS, 1);
   }
 
   progress(): number {
