@@ -1,3 +1,4 @@
+import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
@@ -200,3 +201,32 @@ spin("loops on the application thread share one event-loop turn", async () => {
 });
 
 spin.run();
+
+const threadSpin = suite("core/worker (progress thread's spin)");
+
+threadSpin("after traffic stops, a worker with a receive parked stops spinning", async () => {
+  // While a request is outstanding the progress thread spins as long as the last gaps between
+  // its work were (at most 10 ms, thread-spin-policy.ts); once traffic stops it must sleep, not
+  // poll for as long as the receive stays parked. A thread that kept spinning would show as
+  // most of a core here.
+  const p = await pair("thread");
+  try {
+    const back = new Uint8Array(8);
+    for (let i = 0; i < 1000; i++) await p.run(Promise.all([p.b.recv(back, 1), p.ab.send(pattern(8, i), 1)]));
+    const parked = p.b.recv(new Uint8Array(8), 77);
+    const outcome = parked.then(() => "resolved", (e: UcxError) => e.code);
+    await new Promise((r) => setTimeout(r, 300)); // the last spin ends; JIT and GC settle
+    const before = process.cpuUsage();
+    const started = performance.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    const used = process.cpuUsage(before);
+    const share = (used.user + used.system) / 1000 / (performance.now() - started);
+    assert.ok(share < 0.3, `${(share * 100).toFixed(1)} % of a core with a receive parked and nothing arriving`);
+    await p.close();
+    assert.is(await outcome, "UCS_ERR_CANCELED");
+  } finally {
+    await p.close();
+  }
+});
+
+threadSpin.run();
