@@ -129,8 +129,14 @@ export class ThreadedEngine implements Engine {
     // "Signaling wakeup failed: Bad file descriptor", a receive posted as its worker closed).
     // Announce the call, then look at WORKER_GOING: the thread raises that before it waits for
     // SIGNALERS to drain, so one of the two sides always sees the other (both seq-cst).
+    this.signalWhileAlive(CONSUMER_SLEEPING);
+  }
+
+  /** ucp_worker_signal, unless the thread is destroying the worker; given a header word, only while it is set. */
+  private signalWhileAlive(onlyIfSet?: number): void {
+    const h = this.submissions.header;
     Atomics.add(h, SIGNALERS, 1);
-    if (Atomics.load(h, WORKER_GOING) === 0 && Atomics.load(h, CONSUMER_SLEEPING) !== 0) this.signal();
+    if (Atomics.load(h, WORKER_GOING) === 0 && (onlyIfSet === undefined || Atomics.load(h, onlyIfSet) !== 0)) this.signal();
     Atomics.sub(h, SIGNALERS, 1);
   }
 
@@ -232,7 +238,7 @@ export class ThreadedEngine implements Engine {
   abandon(): void {
     if (this.stopped) return;
     Atomics.store(this.submissions.header, PROCESS_EXITING, 1);
-    this.signal();
+    this.signalWhileAlive(); // the thread may be destroying the worker (exit during a close)
   }
 
   async stop(): Promise<void> {
