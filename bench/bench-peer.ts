@@ -4,7 +4,7 @@
  *   <runtime> bench/<x>-peer.ts client <mode> <errorHandling> <port> <plan-json>
  * A worker with that progress mode and error handling; the server listens on 127.0.0.1, prints
  * {"port"} and accepts one endpoint, the client connects. Imports the built package when
- * UCX_TS_BENCH_DIST=1 (machines without tsx), else the sources. A watchdog ends it after 5 min.
+ * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. A watchdog ends it after 5 min.
  * BENCH_SPIN_US sets the workers' spinMicroseconds (e.g. `BENCH_SPIN_US=1000 npm run bench`).
  */
 import process from "node:process";

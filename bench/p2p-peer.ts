@@ -5,7 +5,7 @@
  * The server listens on 127.0.0.1, prints {"port"}, and echoes: tag 1 comes back as tag 2
  * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
- * UCX_TS_BENCH_DIST=1 (machines without tsx), else the sources.
+ * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources.
  */
 import { startBenchPeer } from "./bench-peer.ts";
 

@@ -4,11 +4,15 @@ import { spawn, spawnSync } from "node:child_process";
 
 const bin = "node_modules/.bin";
 
-/** argv prefix that runs a TypeScript file under `runtime` (`dist`: plain node, built package). */
-export function runtimeArgv(runtime, dist = false) {
+/**
+ * argv prefix that runs a TypeScript file (the peers) under `runtime`. Node 20 needs tsx for
+ * that even with `--dist`, which only makes the peers import the built package (the peers are
+ * TypeScript: plain `node` refused them, so `--dist` runs failed with "server exited 1").
+ */
+export function runtimeArgv(runtime, _dist = false) {
   if (runtime === "deno") return [`${bin}/deno`, "run", "-A"];
   if (runtime === "bun") return [`${bin}/bun`];
-  return dist ? ["node"] : ["node", "--import", "tsx"];
+  return ["node", "--import", "tsx"];
 }
 
 export function run(argv, env = {}) {
