@@ -5,7 +5,8 @@
  * A worker with that progress mode and error handling; the server listens on 127.0.0.1, prints
  * {"port"} and accepts one endpoint, the client connects. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. A watchdog ends it after 5 min.
- * BENCH_SPIN_US sets the workers' spinMicroseconds (e.g. `BENCH_SPIN_US=1000 npm run bench`).
+ * BENCH_SPIN_US sets the workers' spinMicroseconds (e.g. `BENCH_SPIN_US=1000 npm run bench`),
+ * BENCH_ADAPTIVE_THREAD_SPIN=1 or 0 their adaptiveThreadSpin.
  */
 import process from "node:process";
 
@@ -15,7 +16,10 @@ export const ucxTs = (await import(lib)) as typeof import("../src/index.ts");
 export async function startBenchPeer<Plan>() {
   const [role, mode = "thread", errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
   setTimeout(() => process.exit(3), 300_000).unref?.();
-  const spin = process.env.BENCH_SPIN_US ? { spinMicroseconds: Number(process.env.BENCH_SPIN_US) } : {};
+  const spin = {
+    ...(process.env.BENCH_SPIN_US ? { spinMicroseconds: Number(process.env.BENCH_SPIN_US) } : {}),
+    ...(process.env.BENCH_ADAPTIVE_THREAD_SPIN ? { adaptiveThreadSpin: process.env.BENCH_ADAPTIVE_THREAD_SPIN === "1" } : {}),
+  };
   const worker = await ucxTs.Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none", ...spin });
   const wait = <T>(p: Promise<T>) => worker.settled(p);
   let ep;

@@ -64,12 +64,18 @@ export interface WorkerOptions {
   readonly ringSize?: number;
   /** Thread mode: how long the application thread spins for a completion before parking (µs; default 20, under 4 cores used only while such spins catch completions; a value you set is always used); hybrid mode: how long it keeps progressing UCX after the last event (default 100 µs on fewer than 4 cores, 200 µs on more). */
   readonly spinMicroseconds?: number;
-  /**
-   * Thread mode: how long the progress thread busy-polls after its last work (µs). By default it
-   * learns that from the gaps between its bursts of work while the application awaits something,
-   * up to 10 ms (5 us with nothing awaited under 4 cores, 50 from 4); a value you set is always used.
-   */
+  /** Thread mode: how long the progress thread busy-polls after its last work (µs; default 5 under 4 cores, 50 from 4). */
   readonly threadSpinMicroseconds?: number;
+  /**
+   * Thread mode: while the application awaits something, let the progress thread spin as long as
+   * the last gap between its bursts of work (up to 10 ms, at most cores - 1 such threads per
+   * process), and hand its core to the application thread it wakes (thread-spin-policy.ts).
+   * Default: on from 4 cores (unless threadSpinMicroseconds is set). Under 4 cores it is a
+   * trade: on 2 cores it made two processes' 8 B round trip 1.5-2.5x faster but windowed
+   * 8 B-64 KiB bandwidth 20-50 % lower (the spinning threads of two processes take both cores
+   * from the application threads), so it is off there unless you turn it on.
+   */
+  readonly adaptiveThreadSpin?: boolean;
   /**
    * Thread mode: queue submissions in the shared ring for the progress thread to take in
    * batches (default true, UCXX's "delayed submission"); false posts each as a message.
@@ -125,22 +131,25 @@ function checkLimits(limits: MultiLimits, base: Required<MultiLimits>): Required
   return { maxBytes, maxHeaders };
 }
 
-/** Spin budgets from the core count: on 2 cores a spinning thread can starve the other one. */
 /**
  * The longest the progress thread learns to spin while the application awaits something
- * (thread-spin-policy.ts). Two processes' 8 B ping-pong, median round trip (same hour): 2 ms
- * 269-317 us, 10 ms 150-176, 100 ms 166-202; with 10 ms the p90 was lowest too.
+ * (thread-spin-policy.ts). Two processes' 8 B ping-pong on 2 cores, median round trip (same
+ * hour): 2 ms 269-317 us, 10 ms 150-176, 100 ms 166-202; with 10 ms the p90 was lowest too.
  */
 const THREAD_SPIN_MAX_US = 10_000;
 
-function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive: boolean } {
+/** Spin budgets from the core count: on 2 cores a spinning thread can starve the other one. */
+function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive: boolean; learnThread: boolean } {
   const cores = cpus().length;
   // Hybrid mode has no progress thread of its own to starve: its application thread may spin
   // long enough for a round trip's reply to come back (10-30 us in polling mode here).
   // Thread mode's application spin: always on from 4 cores (a spare core makes it cheap, and the
   // fastest round trips need it); under 4 adaptive (spin-policy.ts), as it stops by itself where
   // it costs (between two processes on 2 cores).
-  return cores >= 4 ? { app: 20, thread: 50, hybrid: 200, adaptive: false } : { app: 20, thread: 5, hybrid: 100, adaptive: true };
+  // The progress thread's learnt spin: from 4 cores (see WorkerOptions.adaptiveThreadSpin).
+  return cores >= 4
+    ? { app: 20, thread: 50, hybrid: 200, adaptive: false, learnThread: true }
+    : { app: 20, thread: 5, hybrid: 100, adaptive: true, learnThread: false };
 }
 
 export class Worker {
@@ -189,11 +198,14 @@ export class Worker {
       // Under 4 cores the default budget is used while it pays; a budget the caller chose, always.
       adaptiveSpin: options.spinMicroseconds === undefined && spins.adaptive,
       threadSpinMicroseconds: options.threadSpinMicroseconds ?? spins.thread,
-      adaptiveThreadSpin: options.threadSpinMicroseconds === undefined,
+      adaptiveThreadSpin: options.adaptiveThreadSpin ?? (options.threadSpinMicroseconds === undefined && spins.learnThread),
       threadSpinMaxMicroseconds: THREAD_SPIN_MAX_US,
       delayedSubmission: options.delayedSubmission ?? true,
     };
     if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
+    if (options.adaptiveThreadSpin !== undefined && typeof options.adaptiveThreadSpin !== "boolean") {
+      throw invalidArgument(`adaptiveThreadSpin must be true or false, got ${String(options.adaptiveThreadSpin)}`);
+    }
     // Protocol tables first: a bad protocol option fails here, before any thread starts.
     const selector = new ProtocolSelector(w.progressMode, INLINE_CAPACITY, options.protocols);
     const { bounceChunkSize, bounceChunks } = selector.configuration;

@@ -77,6 +77,10 @@ for (const mode of MODES) {
       () => assert.unreachable(),
       (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
     );
+    await Worker.create({ progressMode: mode, adaptiveThreadSpin: "yes" as never }).then(
+      () => assert.unreachable(),
+      (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+    );
     const w = await Worker.create({ progressMode: mode });
     try {
       await drive([w], w.connect(new Uint8Array(0))).then(
@@ -204,12 +208,12 @@ spin.run();
 
 const threadSpin = suite("core/worker (progress thread's spin)");
 
-threadSpin("after traffic stops, a worker with a receive parked stops spinning", async () => {
+threadSpin("after traffic stops, a worker with a receive parked stops spinning (adaptiveThreadSpin)", async () => {
   // While a request is outstanding the progress thread spins as long as the last gaps between
   // its work were (at most 10 ms, thread-spin-policy.ts); once traffic stops it must sleep, not
   // poll for as long as the receive stays parked. A thread that kept spinning would show as
-  // most of a core here.
-  const p = await pair("thread");
+  // most of a core here. Turned on explicitly: by default it is on from 4 cores only.
+  const p = await pair("thread", { adaptiveThreadSpin: true });
   try {
     const back = new Uint8Array(8);
     for (let i = 0; i < 1000; i++) await p.run(Promise.all([p.b.recv(back, 1), p.ab.send(pattern(8, i), 1)]));

@@ -31,6 +31,8 @@ Options:
   --error-handling E  peer (default) or none (same-host shared memory)
   --spin US           thread mode: how long the application thread spins for a completion
   --thread-spin US    thread mode: how long the progress thread busy-polls after work
+  --adaptive-thread-spin on|off
+                      thread mode: the progress thread learns its spin (default: on from 4 cores)
   --compare           also run ucx_perftest and node:net on the same sizes (local runs only)
   --json FILE         write the results as JSON
   --plot FILE.svg     draw latency and bandwidth against size, one line per system and test
@@ -53,6 +55,7 @@ interface PerfOptions {
   /** Worker spin budgets (µs), for tuning thread mode; unset: the library's defaults. */
   spin?: number;
   threadSpin?: number;
+  adaptiveThreadSpin?: boolean;
   json?: string;
   plot?: string;
 }
@@ -86,6 +89,11 @@ function parseOptions(args: readonly string[]): PerfOptions {
     else if (a === "--error-handling") o.errorHandling = value(i++, a) as ErrorHandling;
     else if (a === "--spin") o.spin = Number(value(i++, a));
     else if (a === "--thread-spin") o.threadSpin = Number(value(i++, a));
+    else if (a === "--adaptive-thread-spin") {
+      const v = value(i++, a);
+      if (v !== "on" && v !== "off") throw new UsageError("perf: --adaptive-thread-spin is on or off");
+      o.adaptiveThreadSpin = v === "on";
+    }
     else if (a === "--iterations") o.plan = { ...o.plan, iterations: Number(value(i++, a)) };
     else if (a === "--tests") {
       const tests = value(i++, a).split(",") as TestName[];
@@ -111,7 +119,7 @@ function parseOptions(args: readonly string[]): PerfOptions {
 }
 
 function workerOptions(o: PerfOptions) {
-  return { progressMode: o.mode, errorHandling: o.errorHandling, spinMicroseconds: o.spin, threadSpinMicroseconds: o.threadSpin };
+  return { progressMode: o.mode, errorHandling: o.errorHandling, spinMicroseconds: o.spin, threadSpinMicroseconds: o.threadSpin, adaptiveThreadSpin: o.adaptiveThreadSpin };
 }
 
 /** Start `ucx-ts perf <args>` as a child and read the port from its first stdout line. */
@@ -164,6 +172,7 @@ export async function perfCommand(args: readonly string[], write: (t: string) =>
         "--server", "--port", "0", "--host", "127.0.0.1", "--mode", o.mode, "--error-handling", o.errorHandling,
         ...(o.spin !== undefined ? ["--spin", String(o.spin)] : []),
         ...(o.threadSpin !== undefined ? ["--thread-spin", String(o.threadSpin)] : []),
+        ...(o.adaptiveThreadSpin !== undefined ? ["--adaptive-thread-spin", o.adaptiveThreadSpin ? "on" : "off"] : []),
       ]);
   const worker = await Worker.create(workerOptions(o));
   try {
