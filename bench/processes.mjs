@@ -9,7 +9,7 @@ const bin = "node_modules/.bin";
  * that even with `--dist`, which only makes the peers import the built package (the peers are
  * TypeScript: plain `node` refused them, so `--dist` runs failed with "server exited 1").
  */
-export function runtimeArgv(runtime, _dist = false) {
+export function runtimeArgv(runtime) {
   if (runtime === "deno") return [`${bin}/deno`, "run", "-A"];
   if (runtime === "bun") return [`${bin}/bun`];
   return ["node", "--import", "tsx"];

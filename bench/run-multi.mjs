@@ -25,7 +25,7 @@ const rows = [];
 for (const runtime of runtimes)
   for (const mode of modes)
     for (const e of errors) {
-      const peer = [...runtimeArgv(runtime, dist), "bench/multi-peer.ts"];
+      const peer = [...runtimeArgv(runtime), "bench/multi-peer.ts"];
       try {
         const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], dist ? { UCX_TS_BENCH_DIST: "1" } : {});
         for (const r of results) rows.push({ runtime, mode, errorHandling: e, ...r });

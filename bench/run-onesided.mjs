@@ -29,7 +29,7 @@ else
 for (const runtime of runtimes)
   for (const mode of modes)
     for (const e of errors) {
-      const peer = [...runtimeArgv(runtime, dist), "bench/onesided-peer.ts"];
+      const peer = [...runtimeArgv(runtime), "bench/onesided-peer.ts"];
       try {
         const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], { UCX_TS_BENCH_ALLOCATOR: allocator, ...(dist ? { UCX_TS_BENCH_DIST: "1" } : {}) });
         for (const r of results) rows.push({ system: `ucx-ts/${runtime}`, mode, errorHandling: e, ...r });

@@ -4,7 +4,7 @@
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
 //                          [--errors none,peer] [--quick] [--dist]
-import { hasPerftest, options, pair, perftest, run, runtimeArgv as baseArgv } from "./processes.mjs";
+import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
@@ -19,8 +19,6 @@ const plan = {
   latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
   bandwidth: [[65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
 };
-
-const runtimeArgv = Object.fromEntries(["node", "deno", "bun"].map((r) => [r, baseArgv(r, dist)]));
 
 /** ucx_perftest's figure in this table's units: round trip (twice tag_lat's one way), or MB/s. */
 function perftestValue(test, size, iterations, peer) {
@@ -50,7 +48,7 @@ for (const r of await pair(["node", "bench/net-peer.mjs", "server"], (port) => [
 for (const runtime of runtimes)
   for (const mode of modes)
     for (const e of errors) {
-      const peer = [...runtimeArgv[runtime], "bench/p2p-peer.ts"];
+      const peer = [...runtimeArgv(runtime), "bench/p2p-peer.ts"];
       try {
         const results = await pair([...peer, "server", mode, e], (port) => [...peer, "client", mode, e, String(port), JSON.stringify(plan)], dist ? { UCX_TS_BENCH_DIST: "1" } : {});
         for (const r of results) record(`ucx-ts/${runtime}`, mode, e, r);
@@ -76,7 +74,7 @@ async function idleCpu(runtime, mode) {
     console.log(JSON.stringify({ cpuPercent: ((u.user + u.system) / 1000 / wall) * 100 }));
     await a.close(); await b.close();`;
   writeFileSync("bench/.idle-cpu.mts", script);
-  const out = await run([...runtimeArgv[runtime], "bench/.idle-cpu.mts"], dist ? {} : {});
+  const out = await run([...runtimeArgv(runtime), "bench/.idle-cpu.mts"]);
   return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
 }
 const idle = {};
