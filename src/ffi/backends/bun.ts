@@ -50,6 +50,7 @@ export function createBunBackend(): Backend {
   return {
     runtime: "bun",
     name: "bun:ffi",
+    callbacksFromOtherThreads: false,
     open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary {
       const defs: Record<string, { args: string[]; returns: string }> = {};
       for (const [name, def] of Object.entries(symbols)) {

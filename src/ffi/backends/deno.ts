@@ -45,6 +45,7 @@ export function createDenoBackend(): Backend {
   return {
     runtime: "deno",
     name: "Deno.dlopen",
+    callbacksFromOtherThreads: true,
     open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary {
       const defs: Record<string, { parameters: string[]; result: string }> = {};
       for (const [name, def] of Object.entries(symbols)) {

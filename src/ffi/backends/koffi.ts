@@ -43,6 +43,7 @@ export function createKoffiBackend(): Backend {
   return {
     runtime: "node",
     name: "koffi",
+    callbacksFromOtherThreads: true,
     open(path: string, symbols: Readonly<Record<string, SymbolDef>>): OpenedLibrary {
       const lib = koffi.load(path);
       const functions: Record<string, NativeFunction> = {};
