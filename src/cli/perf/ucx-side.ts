@@ -27,7 +27,12 @@ export async function serve(worker: Worker, ep: Endpoint): Promise<void> {
   for (;;) {
     const { length } = await wait(ep.recv(control, TAG.CONTROL));
     const c = JSON.parse(new TextDecoder().decode(control.subarray(0, length))) as Control;
-    if (c.test === "done") break;
+    if (c.test === "done") {
+      // The client waits for this before it closes (a flush of its own raced with our close:
+      // "connection reset by remote peer" when its flush was posted after we were gone).
+      await wait(ep.send(ack, TAG.ACK));
+      break;
+    }
     const buf = buffers[0]!.subarray(0, c.size);
     for (let i = 0; i < c.count; i++) {
       if (c.test === "tag_lat") {
@@ -89,6 +94,7 @@ export async function measure(worker: Worker, ep: Endpoint, plan: PerfPlan, syst
     }
   }
   await wait(rkey.destroy());
+  const bye = ep.recv(ack, TAG.ACK);
   await wait(ep.send(encode({ test: "done", size: 0, count: 0 }), TAG.CONTROL));
-  await wait(ep.flush());
+  await wait(bye);
 }
