@@ -80,6 +80,7 @@ export class ActiveMessages {
     else this.amOrder.set(key, [slot]);
     if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
       this.pending.push({ desc: data, length, slot });
+      this.h.needToken(); // fetched after progress, by the executor's thread only
       return UCS_INPROGRESS;
     }
     const buffer = new ArrayBuffer(length);
@@ -118,6 +119,11 @@ export class ActiveMessages {
       this.h.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
     }
     if (order.length === 0) this.amOrder.delete(key);
+  }
+
+  /** Nothing announced and waiting to be fetched or delivered. */
+  get idle(): boolean {
+    return this.pending.length === 0 && this.amOrder.size === 0;
   }
 
   /** After ucp_worker_progress: fetch the rendezvous messages its callbacks announced. */

@@ -110,4 +110,8 @@ export interface EngineOptions {
   readonly delayedSubmission: boolean;
   /** The bounce pool's memory (proto/bounce-pool.ts), registered by the executor; shared in thread mode. */
   readonly bouncePool?: ArrayBufferLike;
+  /** Thread mode: let the application thread drive UCX itself while it waits (takeover-state.ts). */
+  readonly takeover?: boolean;
+  /** Thread mode with takeover: the shared state's memory, made by the engine for its thread. */
+  readonly takeoverState?: SharedArrayBuffer;
 }

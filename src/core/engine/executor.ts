@@ -39,6 +39,8 @@ import { RemoteMemory } from "./remote-memory.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
 import { InlineStaging } from "./inline-staging.ts";
+import { FastKind, TakeoverState, WANT_THREAD } from "./takeover-state.ts";
+import { FastRequests, type FastReport } from "./fast-requests.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -57,6 +59,12 @@ export interface ExecutorOptions {
   readonly config: Readonly<Record<string, string | number | boolean>>;
   /** The bounce pool (proto/bounce-pool.ts): registered once here, sends from it pass its handle. */
   readonly bouncePool?: ArrayBufferLike;
+  /**
+   * Thread mode with takeover (takeover-state.ts): the memory of the state shared with the application
+   * thread. The worker is then UCS_THREAD_MODE_SERIALIZED, fast requests carry no callback and
+   * live in the shared table, and endpoint and memory handles are published there.
+   */
+  readonly takeoverState?: SharedArrayBuffer;
 }
 
 /** One completion, as the executor reports it; the mode writes it into the completion ring. */
@@ -155,6 +163,10 @@ export class Executor {
   private readonly pollfdAddress: Pointer;
   /** Inline sends' bytes while UCX holds them. */
   private readonly staging: InlineStaging;
+  /** Takeover (ExecutorOptions.takeover): the shared state and its fast requests. */
+  private readonly takeover: TakeoverState | undefined;
+  private readonly fast: FastRequests | undefined;
+  private readonly reportFast: FastReport = (id, status, value, lo, hi) => this.emitRequest(id, status, value, lo, hi);
 
   constructor(
     options: ExecutorOptions,
@@ -176,7 +188,8 @@ export class Executor {
     try {
       const wp = u.struct("ucp_worker_params_t");
       wp.set("field_mask", C.UCP_WORKER_PARAM_FIELD_THREAD_MODE);
-      wp.set("thread_mode", C.UCS_THREAD_MODE_SINGLE);
+      // Takeover: two threads call UCX, never at the same time (the token orders them).
+      wp.set("thread_mode", options.takeoverState ? C.UCS_THREAD_MODE_SERIALIZED : C.UCS_THREAD_MODE_SINGLE);
       check(u.ucp_worker_create(this.context.handle, u.addressOf(wp.bytes), this.out.address()), "ucp_worker_create");
       this.worker = this.out.pointer();
     } catch (e) {
@@ -185,6 +198,10 @@ export class Executor {
     }
 
     this.staging = new InlineStaging((b) => u.addressOf(b));
+    if (options.takeoverState) {
+      this.takeover = new TakeoverState(options.takeoverState);
+      this.fast = new FastRequests(u, this.takeover);
+    }
 
     this.connCallback = u.callback(callbackTypes.ucp_listener_conn_callback_t, (connRequest: number, arg: number) =>
       this.onConnectionRequest(arg, connRequest),
@@ -221,12 +238,14 @@ export class Executor {
       queueRequest: (owner, r) => this.queuePart(owner, r),
       emit: (c) => this.emit(c),
       deliver: (p) => this.deliver(p),
+      needToken: () => this.needToken(),
     };
     this.rma = new RemoteMemory(host);
     // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
     // go without a memory handle (sendSource finds none).
     const pool = options.bouncePool;
     if (pool && pool.byteLength > 0) this.rma.register(BOUNCE_POOL_MEMORY, u.addressOf(new Uint8Array(pool)), pool.byteLength);
+    this.shareMemory(BOUNCE_POOL_MEMORY);
     if (options.features.includes("am")) this.am = new ActiveMessages(host);
     this.parts = {
       sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
@@ -243,7 +262,36 @@ export class Executor {
 
   /** Requests in flight inside UCX. */
   get pending(): number {
-    return this.inflight.size + this.partQueues.size;
+    return this.inflight.size + this.partQueues.size + (this.fast?.count ?? 0);
+  }
+
+  /**
+   * Takeover: true when nothing but fast requests (which either thread can check) is in flight
+   * here and nothing waits for this thread: the token may then be lent to the application thread.
+   */
+  canLend(): boolean {
+    return (
+      this.inflight.size === 0 &&
+      this.partQueues.size === 0 &&
+      this.batches.size === 0 &&
+      this.completed.length === 0 &&
+      this.failedEndpoints.length === 0 &&
+      this.endpointErrors.length === 0 &&
+      (this.am?.idle ?? true)
+    );
+  }
+
+  /** Takeover: publish (or withdraw) registration `memory`'s handle for the application thread. */
+  private shareMemory(memory: number): void {
+    if (!this.takeover) return;
+    const memh = this.rma.memh(memory);
+    if (memh !== 0) this.takeover.setMemory(memory, memh as number);
+    else this.takeover.dropMemory(memory);
+  }
+
+  /** Takeover: a callback fired (maybe on the application thread's round) and left work only this thread does. */
+  private needToken(): void {
+    if (this.takeover) Atomics.store(this.takeover.header, WANT_THREAD, 1);
   }
 
   // --- the data path -----------------------------------------------------------------------
@@ -299,9 +347,11 @@ export class Executor {
           maxHeaders: ring.f64[f + SUB.handle]!,
         });
       case Op.MemMap:
-        return this.rma.memMap(id, target, address, length);
+        this.rma.memMap(id, target, address, length);
+        return this.shareMemory(target);
       case Op.MemUnmap:
-        return this.rma.memUnmap(id, target);
+        this.rma.memUnmap(id, target);
+        return this.shareMemory(target);
       case Op.RkeyPack:
         return this.rma.rkeyPack(id, target, address, length);
       case Op.RkeyUnpack:
@@ -346,8 +396,11 @@ export class Executor {
     this.am?.fetchPending();
     if (this.partQueues.size > 0) events += this.progressParts();
     if (this.completed.length > 0) events += this.finishCompleted();
-    if (events > 0 || this.touched) events += this.checkAll();
+    const full = events > 0 || this.touched;
+    if (full) events += this.checkAll();
     else if (this.polled.size > 0) events += this.checkSome(IDLE_SCAN);
+    const fast = this.fast;
+    if (fast && fast.count > 0) events += full ? fast.checkAll(this.reportFast) : fast.checkSome(IDLE_SCAN, this.reportFast);
     // Last: an endpoint error seen in this round goes after every completion of the round.
     if (this.endpointErrors.length > 0) events += this.reportEndpointErrors();
     return events;
@@ -481,6 +534,11 @@ export class Executor {
       this.done(id, result);
       return true;
     }
+    if (this.fast && (kind === "tagRecv" || kind === "streamRecv")) {
+      if (this.fast.add(result, id, kind === "tagRecv" ? FastKind.TagRecv : FastKind.StreamRecv, endpoint)) return true;
+      this.addInflight(id, { request: result, kind, endpoint }, true); // the table is full: polled here
+      return true;
+    }
     this.addInflight(id, { request: result, kind, endpoint, closes }, kind !== "tagRecv"); // a tag receive reports itself
     return true;
   }
@@ -513,9 +571,10 @@ export class Executor {
     const flags = ring.u32[w + SUB.flags]!;
     this.sourceAddress = address;
     this.sourceStaging = undefined;
-    // Completion by callback (sendCallback, set once in the shared parameters), with the id.
+    // Completion by callback (sendCallback, set once in the shared parameters), with the id;
+    // with takeover, by checking (no callback may fire on the other thread).
     setUserData(this.param, id);
-    const byCallback = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
+    const byCallback = this.fast ? 0 : C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
     if (flags & SEND_FLAG_INLINE) {
       const at = w * 4 + INLINE_OFFSET;
       const chunk = this.staging.stage(ring.u8.subarray(at, at + length));
@@ -537,7 +596,10 @@ export class Executor {
    */
   private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
     if (result !== 0 && !ptrIsError(result)) {
-      this.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, false);
+      // Takeover: in the shared table, unless its bytes are staged here (only this thread frees them).
+      if (this.fast && (staging !== undefined || !this.fast.add(result, id, FastKind.Send, ep))) {
+        this.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, true);
+      } else if (!this.fast) this.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, false);
       return;
     }
     if (staging !== undefined) this.staging.release(staging);
@@ -572,7 +634,9 @@ export class Executor {
     // ucp_tag_recv_request_test reads when it is finished. Its callback queues it when it
     // completes, possibly inside this very call (a message already there); progress() finishes it.
     setUserData(this.recvParam, id);
-    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), this.recvParamAddress);
+    // Takeover: no callback (checked instead, by whichever thread holds the token).
+    const param = this.fast ? this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL) : this.recvParamAddress;
+    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), param);
     if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
   }
 
@@ -609,6 +673,7 @@ export class Executor {
     const r = this.inflight.get(target);
     // Not in flight: it already completed (its completion is on its way) or never started.
     if (r) return this.u.ucp_request_cancel(this.worker, r.request);
+    if (this.fast?.cancel(this.worker, target)) return;
     const batch = this.batches.get(target);
     if (batch instanceof MultiReceive && this.multiQueues.isWaiting(batch)) {
       this.multiQueues.release(batch);
@@ -701,6 +766,7 @@ export class Executor {
     if (status === UCS_OK) {
       this.endpoints.set(ep, { handle: this.out.pointer(), peer: (flags & EP_FLAG_ERR_PEER) !== 0, failed: 0 });
       this.endpointByHandle.set(this.out.pointer(), ep);
+      this.takeover?.setEndpoint(ep, this.out.pointer() as number);
     }
     this.done(id, status);
   }
@@ -708,6 +774,7 @@ export class Executor {
   private endpointClose(id: number, ep: number, force: boolean): void {
     const e = this.endpoint(ep);
     if (!e) return this.done(id, UCS_OK); // already gone (closed after an error)
+    this.takeover?.dropEndpoint(ep);
     this.rma.destroyRkeysOf(ep);
     this.endpointByHandle.delete(e.handle);
     // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
@@ -815,6 +882,8 @@ export class Executor {
     const e = this.endpoints.get(ep);
     if (!e || e.failed) return;
     e.failed = status;
+    this.takeover?.failEndpoint(ep, status);
+    this.needToken();
     // Closing from inside UCX's callback is not allowed: do it on the next progress round.
     this.failedEndpoints.push(ep);
     this.endpointErrors.push({ ep, status }); // reported at the end of this round (see progress)
@@ -831,6 +900,7 @@ export class Executor {
   private closeFailed(ep: number): void {
     const e = this.endpoints.get(ep);
     if (!e) return;
+    this.takeover?.dropEndpoint(ep);
     this.rma.destroyRkeysOf(ep);
     this.endpointByHandle.delete(e.handle);
     const r = this.u.ucp_ep_close_nbx(e.handle, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
@@ -856,6 +926,7 @@ export class Executor {
   arm(): number {
     // Nothing may sleep on a completion an idle round has not checked yet (see progress()).
     if ((this.completed.length > 0 && this.finishCompleted() > 0) || (this.polled.size > 0 && this.checkAll() > 0)) return UCS_ERR_BUSY;
+    if (this.fast && this.fast.count > 0 && this.fast.checkAll(this.reportFast) > 0) return UCS_ERR_BUSY;
     return this.u.ucp_worker_arm(this.worker);
   }
 
@@ -903,9 +974,10 @@ export class Executor {
   destroy(): void {
     const u = this.u;
     for (const r of this.inflight.values()) u.ucp_request_cancel(this.worker, r.request);
+    this.fast?.cancelAll(this.worker);
     for (const owner of [...this.partQueues.keys()]) this.parts.cancelParts(owner);
     this.am?.releasePending();
-    for (let i = 0; i < 1000 && (this.inflight.size > 0 || this.partQueues.size > 0); i++) {
+    for (let i = 0; i < 1000 && (this.inflight.size > 0 || this.partQueues.size > 0 || (this.fast?.count ?? 0) > 0); i++) {
       this.progress();
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
       for (const owner of [...this.partQueues.keys()]) this.parts.cancelParts(owner);
@@ -913,7 +985,7 @@ export class Executor {
     // What UCX did not complete: released now (UCX asserts, and aborts the process, when it
     // destroys an endpoint with a request the application has not released), reported only
     // after the worker is destroyed, so that no buffer is let go while UCX could still touch it.
-    const abandoned = [...this.inflight.keys()];
+    const abandoned = [...this.inflight.keys(), ...(this.fast?.releaseAll() ?? [])];
     this.releaseInflight();
     for (const h of this.listeners.values()) u.ucp_listener_destroy(h);
     this.listeners.clear();

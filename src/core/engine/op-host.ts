@@ -48,5 +48,7 @@ export interface OpHost {
   /** Have UCX request `r` checked each round, in order with the others of `owner`. */
   queueRequest(owner: object, r: OwnedRequest): void;
   emit(c: Completion): void;
+  /** Takeover: this thread must get the token back (work only it can do was left by a callback). */
+  needToken(): void;
   deliver(p: Payload): void;
 }

@@ -25,6 +25,7 @@ import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, Ring, SIGN
 import { SUBMISSION_BYTES } from "./records.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
 import { SpinSlots, ThreadSpinPolicy } from "./thread-spin-policy.ts";
+import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 
 interface ThreadData {
   submissions: SharedArrayBuffer;
@@ -39,8 +40,14 @@ interface ThreadData {
 }
 
 const UCS_OK = 0;
+/**
+ * Takeover: while the token is lent, the thread looks every this many ms whether the
+ * application thread still takes rounds (HEARTBEAT); if not (it runs other code), it takes the
+ * token back so that UCX keeps moving.
+ */
+const TAKE_BACK_MS = 2;
 
-function run(): void {
+async function run(): Promise<void> {
   const data = workerData as ThreadData;
   const submissions = new Ring(data.submissions);
   const completions = new Ring(data.completions);
@@ -74,6 +81,44 @@ function run(): void {
   // Measured with the learnt spin only (its point is a spinning thread giving way).
   const yieldToApp = o.adaptiveThreadSpin ?? false;
   let stopping = false;
+  const takeover = o.takeoverState ? new TakeoverState(o.takeoverState) : undefined;
+
+  /**
+   * Takeover: the token is lent; wait, event loop free, until it comes back (the application
+   * thread hands it back, or stops taking rounds and we take it). The event loop must be free:
+   * a callback of ours that UCX calls on the application thread runs here meanwhile (koffi
+   * and Deno queue it to this thread and the caller waits; Backend.callback).
+   */
+  const lentWait = async (t: TakeoverState): Promise<void> => {
+    const h = t.header;
+    let beat = Atomics.load(h, HEARTBEAT);
+    // A pending Atomics.waitAsync does not keep a thread's event loop alive: without a timer the
+    // thread ended here, its worker lent out for good.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    try {
+      await waitForToken(t, h, beat);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  };
+  const waitForToken = async (t: TakeoverState, h: Int32Array, beat: number): Promise<void> => {
+    for (;;) {
+      const token = Atomics.load(h, TOKEN);
+      if (token === Token.THREAD || Atomics.load(sub, PROCESS_EXITING) !== 0) return;
+      const r = Atomics.waitAsync(h, TOKEN, token, TAKE_BACK_MS);
+      const result = r.async ? await r.value : r.value;
+      if (Atomics.load(h, TOKEN) === Token.THREAD) return;
+      if (result !== "timed-out") continue;
+      const b = Atomics.load(h, HEARTBEAT);
+      if (b === beat && t.takeLent(Token.THREAD)) {
+        Atomics.add(h, TAKEN_BACK, 1);
+        return;
+      }
+      beat = b;
+    }
+  };
+  /** Takeover: the application thread asked for the token and nothing here needs this thread. */
+  const mayLend = (t: TakeoverState) => Atomics.load(t.header, WANT_APP) !== 0 && executor.canLend() && writer.backlog === 0 && !stopping;
 
   const execute = (ring: Ring, w: number) => {
     if (ring.u32[w + SUB.op] === Op.Stop) stopping = true;
@@ -103,6 +148,20 @@ function run(): void {
     // The process is exiting with this worker still open: leave UCX to the OS and return, so
     // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
     if (Atomics.load(sub, PROCESS_EXITING) !== 0) return data.payloads.close();
+    if (takeover && mayLend(takeover)) {
+      Atomics.store(takeover.header, WANT_APP, 0);
+      Atomics.store(takeover.header, WANT_THREAD, 0);
+      spin.releaseSlot();
+      takeover.setToken(Token.LENT);
+      Atomics.add(takeover.header, LENDS, 1);
+      // The application thread may be parked waiting for completions: this wakes it to take over.
+      writer.write({ kind: CompletionKind.TokenLent, id: 0, status: UCS_OK, value: 0, tagLo: 0, tagHi: 0, aux: 0 });
+      writer.takeWritten();
+      Atomics.notify(completions.header, Ring.TAIL);
+      await lentWait(takeover);
+      spin.worked(performance.now(), appActive());
+      continue;
+    }
     let work = takeSubmissions();
     if (stopping) break;
     work += executor.progress();
@@ -130,7 +189,7 @@ function run(): void {
       Atomics.store(sub, CONSUMER_SLEEPING, 0);
       continue;
     }
-    if (nothingQueued() && executor.arm() === UCS_OK) {
+    if (nothingQueued() && !(takeover && mayLend(takeover)) && executor.arm() === UCS_OK) {
       executor.wait();
       spin.woke(performance.now());
     }
@@ -154,4 +213,4 @@ function run(): void {
   (parentPort as { close?: () => void } | null)?.close?.();
 }
 
-run();
+void run();

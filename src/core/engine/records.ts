@@ -99,6 +99,12 @@ export const CompletionKind = {
    * event id, tagLo the AM id; its data and header are in the payload.
    */
   AmMessage: 5,
+  /**
+   * Thread mode with takeover: the progress thread lent the token (takeover-state.ts). Written
+   * as a record so that it moves the ring's tail: an application thread about to park on the
+   * tail cannot miss it, as it could miss a bare notify sent just before it parks.
+   */
+  TokenLent: 6,
 } as const;
 export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind];
 

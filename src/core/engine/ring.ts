@@ -125,6 +125,30 @@ export class Ring {
     return n;
   }
 
+  /**
+   * Consumer: like `consume`, but stops at the first record `handle` refuses (returns false);
+   * that record stays at the head for the next consumer (thread mode with takeover: the
+   * application thread executes the records it can and leaves the rest to the progress thread).
+   */
+  consumeWhile(handle: (word: number) => boolean): number {
+    if (this.consuming) return 0;
+    this.consuming = true;
+    let head = this.header[HEAD]!;
+    let n = 0;
+    try {
+      while (head !== Atomics.load(this.header, TAIL)) {
+        if (!handle((head & this.mask) * this.slotWords)) break;
+        head = (head + 1) | 0;
+        n++;
+        Atomics.store(this.header, HEAD, head);
+      }
+    } finally {
+      this.consuming = false;
+    }
+    if (n > 0 && Atomics.load(this.header, PRODUCER_WAITING) !== 0) Atomics.notify(this.header, HEAD);
+    return n;
+  }
+
   /** The head position, for `Atomics.waitAsync` on free space. */
   get headPosition(): number {
     return Atomics.load(this.header, HEAD);

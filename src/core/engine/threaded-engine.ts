@@ -17,6 +17,20 @@ import { SubmissionWriter } from "./submission-writer.ts";
 import { SpinPolicy } from "./spin-policy.ts";
 import { SpinSlots } from "./thread-spin-policy.ts";
 import { cpus } from "node:os";
+import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
+import { TakeoverDriver } from "./takeover-driver.ts";
+import { turnDue, yieldToEventLoop } from "./event-loop.ts";
+
+/** Fast requests the takeover table holds (more stay with the progress thread). */
+const TAKEOVER_REQUESTS = 4096;
+/**
+ * Takeover: how long the application thread keeps driving UCX after its last completion before
+ * it hands the token back (the progress thread then sleeps until UCX has an event). A
+ * ping-pong's reply comes back well within it (10-30 us between two processes here).
+ */
+const TAKEOVER_POLL_MS = 1;
+/** Takeover: the longest stretch of rounds on microtasks before the event loop gets a turn (as hybrid mode). */
+const YIELD_MS = 0.05;
 
 /**
  * This process's spin slots, shared by all its progress threads (thread-spin-policy.ts): one
@@ -62,6 +76,9 @@ export class ThreadedEngine implements Engine {
     /** Set when delayed submission is off: each submission is posted here instead. */
     private readonly port: MessagePort | undefined,
     private readonly payloadPort: MessagePort,
+    /** Takeover (EngineOptions.takeover, where the runtime allows it): the shared state and this thread's driver. */
+    private readonly takeover: TakeoverState | undefined,
+    private readonly driver: TakeoverDriver | undefined,
   ) {
     this.writer = new SubmissionWriter(submissions);
     this.spin = new SpinPolicy(options.spinMicroseconds / 1000, options.adaptiveSpin ?? false);
@@ -81,13 +98,16 @@ export class ThreadedEngine implements Engine {
     // Multi-receive payloads come back on a port of their own, read synchronously when their
     // completion record arrives (the thread posts the payload first, so it is there by then).
     const payloads = new MessageChannel();
+    // Takeover needs our callbacks to run when UCX calls them on the application thread (see
+    // Backend.callbacksFromOtherThreads); where they cannot (Bun), plain thread mode.
+    const takeover = options.takeover && options.delayedSubmission && ucx().backend.callbacksFromOtherThreads ? TakeoverState.create(TAKEOVER_REQUESTS) : undefined;
     const transfer = [payloads.port2, ...(channel ? [channel.port2] : [])] as unknown as Transferable[];
     const thread = startThread(
       entryBeside(import.meta.url, "progress-thread"),
       {
         submissions: submissions.buffer,
         completions: completions.buffer,
-        options,
+        options: takeover ? { ...options, takeoverState: takeover.buffer } : options,
         port: channel?.port2,
         payloads: payloads.port2,
         spinSlots: (spinSlots ??= SpinSlots.create(Math.max(1, cpus().length - 1))).words.buffer as SharedArrayBuffer,
@@ -103,7 +123,8 @@ export class ThreadedEngine implements Engine {
     });
     channel?.port1.unref?.();
     payloads.port1.unref?.();
-    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1, payloads.port1);
+    const driver = takeover ? new TakeoverDriver(ucx(), takeover, workerHandle, submissions, options.ringSize * 2) : undefined;
+    return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1, payloads.port1, takeover, driver);
   }
 
   get backlog(): number {
@@ -117,6 +138,12 @@ export class ThreadedEngine implements Engine {
     if (this.port) this.port.postMessage(s.inline ? { ...s, inline: s.inline.slice() } : s);
     else this.writer.write(s);
     this.wake();
+    if (this.takeover) {
+      // Work again after a pause: ask for the token (the thread, woken by the record, lends it
+      // once it is done with it). Lent already: only our rounds execute the record.
+      this.wantToken = true;
+      if (this.takeover.token !== Token.THREAD) this.ensureNotifier();
+    }
     if (this.writer.backlog > 0) this.ensureNotifier();
   }
 
@@ -151,14 +178,18 @@ export class ThreadedEngine implements Engine {
     let n = 0;
     if (this.writer.backlog > 0 && this.writer.flush() > 0) this.wake();
     n += this.completions.consume((w) => this.dispatch(w));
+    const d = this.driver;
+    if (d) n += d.completions.consume((w) => this.onCompletion(d.completions, w));
     return n;
   }
 
   private dispatch(w: number): void {
-    if (this.completions.u32[w + DONE.kind] === CompletionKind.Stopped) {
+    const kind = this.completions.u32[w + DONE.kind];
+    if (kind === CompletionKind.Stopped) {
       this.stopWaiter?.();
       return;
     }
+    if (kind === CompletionKind.TokenLent) return; // it only woke us (takeoverNotifier)
     this.onCompletion(this.completions, w);
   }
 
@@ -201,7 +232,7 @@ export class ThreadedEngine implements Engine {
     // and the notifier's first await comes after its spin, so a call here spun inside the
     // request() that made the worker active, before the caller could post its next operation
     // (seen: with a 1 ms spin, a receive posted before a send held the send back 1 ms).
-    queueMicrotask(() => void this.notifier());
+    queueMicrotask(() => void (this.takeover ? this.takeoverNotifier(this.takeover, this.driver!) : this.notifier()));
   }
 
   /** The notifier: deliver completions while anything is outstanding, parking when idle. */
@@ -239,6 +270,102 @@ export class ThreadedEngine implements Engine {
     } finally {
       this.notifierRunning = false;
     }
+  }
+
+  /**
+   * Takeover (null without it): rounds this thread drove UCX in, times the progress thread lent
+   * it the token, and times it took the token back because the rounds stopped.
+   */
+  get takeoverStats(): { rounds: number; lends: number; takenBack: number } | null {
+    const h = this.takeover?.header;
+    return h ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK) } : null;
+  }
+
+  /** Takeover: the application thread wants the token (set when it submits, or work comes back from the thread). */
+  private wantToken = true;
+
+  /**
+   * The notifier with takeover: while something is outstanding it drives UCX itself whenever
+   * the progress thread lends it the token (rounds of takeover-driver.ts, on microtasks, giving
+   * the event loop a turn every YIELD_MS), for TAKEOVER_POLL_MS after its last completion;
+   * then it hands the token back and waits for completion records as the plain notifier does.
+   */
+  private async takeoverNotifier(t: TakeoverState, driver: TakeoverDriver): Promise<void> {
+    const header = this.completions.header;
+    let lastWork = performance.now();
+    try {
+      while (!this.stopped) {
+        const busy = this.active || this.writer.backlog > 0 || this.stopWaiter !== undefined;
+        const seen = Atomics.load(header, Ring.TAIL);
+        if (this.progress() > 0) {
+          lastWork = performance.now();
+          this.wantToken = true;
+          await undefined; // settle what completed (its code may post the next request) first
+          continue;
+        }
+        const r = this.takeoverRound(t, driver);
+        if (r > 0) lastWork = performance.now(); // progress() delivers its completions next
+        if (r >= 0) {
+          if (performance.now() - lastWork < TAKEOVER_POLL_MS || driver.backlog > 0) {
+            if (turnDue(YIELD_MS)) await yieldToEventLoop();
+            else await undefined;
+            continue;
+          }
+          // Nothing for a while: the progress thread takes over (and sleeps until UCX has an
+          // event); we ask again once it hands us work.
+          this.wantToken = false;
+          this.handBack(t);
+        }
+        if (!busy) break;
+        if (this.writer.backlog > 0) {
+          // Back-pressure: wait for the thread to free submission slots (as notifier()).
+          Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
+          const head = this.submissions.headPosition;
+          if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
+          Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
+          this.wake();
+          continue;
+        }
+        if (this.wantToken && t.token === Token.THREAD && Atomics.load(t.header, WANT_APP) === 0) {
+          Atomics.store(t.header, WANT_APP, 1);
+          this.wake(); // the thread lends at its next round, or before it would sleep
+        }
+        // Park until a completion comes, or the token (the thread notifies TAIL when it lends).
+        Atomics.store(header, APP_WAITING, 1);
+        const w = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
+        if (w.async) await w.value;
+        Atomics.store(header, APP_WAITING, 0);
+      }
+    } finally {
+      this.notifierRunning = false;
+      // Nobody here takes rounds now: the token must not stay lent (the thread would take it
+      // back only after TAKE_BACK_MS).
+      Atomics.store(t.header, WANT_APP, 0);
+      this.handBack(t);
+    }
+  }
+
+  /** One round of the driver if the token is lent to us: -1 if it is not, else what the round did. */
+  private takeoverRound(t: TakeoverState, driver: TakeoverDriver): number {
+    if (!t.takeLent(Token.APP)) return -1;
+    Atomics.add(t.header, HEARTBEAT, 1);
+    let n = 0;
+    try {
+      n = driver.round();
+    } finally {
+      if (driver.needThread || Atomics.load(t.header, WANT_THREAD) !== 0) {
+        // A record only the thread executes, or work a callback left it: it takes over, and
+        // we ask for the token again at once.
+        this.wantToken = true;
+        t.setToken(Token.THREAD);
+      } else Atomics.store(t.header, TOKEN, Token.LENT); // no notify: the thread sleeps on, TAKE_BACK_MS at a time
+    }
+    return n;
+  }
+
+  /** If the token is lent to us, give it back to the progress thread. */
+  private handBack(t: TakeoverState): void {
+    if (t.takeLent(Token.THREAD)) Atomics.notify(t.header, TOKEN);
   }
 
   /** @internal The process is exiting: make the thread return now, without freeing UCX. */

@@ -1,0 +1,189 @@
+/**
+ * Thread mode with takeover, the application thread's side: while it holds the token
+ * (takeover-state.ts) it drives UCX itself, as polling mode would, so that a round trip costs
+ * no thread wake-up. One `round()`:
+ *
+ *   execute the submission ring's fast records (tag and stream sends and receives, probes,
+ *   cancels of fast requests) -> ucp_worker_progress -> check the fast requests -> write the
+ *   completions into a private ring, which the engine delivers like the progress thread's.
+ *
+ * It stops at the first record it cannot execute here (an endpoint it has no handle for, a
+ * send that would stay in flight with bytes only the record holds, anything but the fast
+ * operations): that record and those behind it stay in the ring, in order, for the progress
+ * thread, and `needThread` tells the engine to hand the token back.
+ */
+import { ptrIsError, UCX_CONSTANTS as C, type Ucx } from "../../ffi/index.ts";
+import { CompletionWriter } from "./completion-writer.ts";
+import { COMPLETION_BYTES, CompletionKind, INLINE_OFFSET, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH, SUB, tagArgument } from "./records.ts";
+import { Ring } from "./ring.ts";
+import { FastKind, type TakeoverState } from "./takeover-state.ts";
+import { FastRequests, type FastReport } from "./fast-requests.ts";
+
+const UCS_OK = 0;
+const UCS_ERR_NO_MESSAGE = -1;
+const UCS_ERR_NO_RESOURCE = -2;
+/** Requests an idle round checks (as Executor.progress). */
+const IDLE_SCAN = 8;
+
+export class TakeoverDriver {
+  /** Completions of this thread's rounds, delivered by the engine after the progress thread's. */
+  readonly completions: Ring;
+  private readonly writer: CompletionWriter;
+  private readonly fast: FastRequests;
+  private readonly param: ReturnType<Ucx["struct"]>;
+  private readonly paramAddress: number;
+  private readonly info: Uint32Array;
+  private readonly infoAddress: number;
+  private readonly streamLength = new Uint32Array(2);
+  private readonly streamLengthAddress: number;
+  /** Address of the submission ring's first slot (a SharedArrayBuffer never moves). */
+  private readonly slotsAddress: number;
+  /** Set when a round stopped at a record only the progress thread can execute. */
+  needThread = false;
+  /** A record was executed since the last full check (a post may complete an earlier request). */
+  private touched = false;
+  private readonly report: FastReport = (id, status, value, tagLo, tagHi) =>
+    this.writer.write({ kind: CompletionKind.Request, id, status, value, tagLo, tagHi, aux: 0 });
+  private readonly executeRecord = (w: number) => this.execute(w);
+
+  constructor(
+    private readonly u: Ucx,
+    private readonly state: TakeoverState,
+    private readonly worker: number,
+    private readonly submissions: Ring,
+    completionSlots: number,
+  ) {
+    this.completions = Ring.create(completionSlots, COMPLETION_BYTES, false);
+    this.writer = new CompletionWriter(this.completions);
+    this.fast = new FastRequests(u, state);
+    this.param = u.struct("ucp_request_param_t");
+    this.paramAddress = u.addressOf(this.param.bytes);
+    const info = u.struct("ucp_tag_recv_info_t");
+    this.info = new Uint32Array(info.bytes.buffer, info.bytes.byteOffset, 4);
+    this.infoAddress = u.addressOf(info.bytes);
+    this.streamLengthAddress = u.addressOf(this.streamLength);
+    this.slotsAddress = u.addressOf(submissions.u8);
+  }
+
+  /** One round; the caller holds the token (APP). Returns completions written. */
+  round(): number {
+    this.writer.flush();
+    this.needThread = false;
+    this.submissions.consumeWhile(this.executeRecord);
+    const events = this.u.ucp_worker_progress(this.worker);
+    const fast = this.fast;
+    if (fast.count > 0) {
+      if (events > 0 || this.touched) {
+        this.touched = false;
+        fast.checkAll(this.report);
+      } else fast.checkSome(IDLE_SCAN, this.report);
+    }
+    this.writer.flush();
+    return this.writer.takeWritten() + events;
+  }
+
+  /** Completions that did not fit the private ring yet. */
+  get backlog(): number {
+    return this.writer.backlog;
+  }
+
+  /** Execute the record at word `w` of the submission ring, or refuse it (false) and stop. */
+  private execute(w: number): boolean {
+    const ring = this.submissions;
+    const u32 = ring.u32;
+    const op = u32[w + SUB.op]!;
+    const ok = this.tryExecute(op, w, u32[w + SUB.request]!, u32[w + SUB.target]!, ring.f64[(w >> 1) + SUB.address]!, ring.f64[(w >> 1) + SUB.length]!);
+    if (ok) this.touched = true;
+    else this.needThread = true;
+    return ok;
+  }
+
+  private tryExecute(op: number, w: number, id: number, target: number, address: number, length: number): boolean {
+    const u32 = this.submissions.u32;
+    switch (op) {
+      case Op.TagSend:
+      case Op.StreamSend:
+        return this.send(op, w, id, target, address, length);
+      case Op.TagRecv: {
+        if (this.state.count >= this.state.capacity) return false;
+        const r = this.u.ucp_tag_recv_nbx(
+          this.worker,
+          address,
+          length,
+          tagArgument(u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!),
+          tagArgument(u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!),
+          this.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL), // always a request: see Executor.tagRecv
+        );
+        if (ptrIsError(r)) this.report(id, r, 0, 0, 0);
+        else this.fast.add(r, id, FastKind.TagRecv, 0);
+        return true;
+      }
+      case Op.StreamRecv: {
+        const ep = this.state.endpoint(target);
+        if (ep === 0 || this.state.count >= this.state.capacity) return false;
+        if (length === 0) {
+          this.report(id, UCS_OK, 0, 0, 0); // as Executor.streamRecv
+          return true;
+        }
+        const r = this.u.ucp_stream_recv_nbx(ep, address, length, this.streamLengthAddress, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_STREAM_RECV_FLAG_WAITALL));
+        if (r === 0) this.report(id, UCS_OK, this.streamLength[0]! + this.streamLength[1]! * 0x100000000, 0, 0);
+        else if (ptrIsError(r)) this.report(id, r, 0, 0, 0);
+        else this.fast.add(r, id, FastKind.StreamRecv, target);
+        return true;
+      }
+      case Op.TagProbe: {
+        const m = this.u.ucp_tag_probe_nb(
+          this.worker,
+          tagArgument(u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!),
+          tagArgument(u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!),
+          0,
+          this.infoAddress,
+        );
+        if (m === 0) this.report(id, UCS_ERR_NO_MESSAGE, 0, 0, 0);
+        else this.report(id, UCS_OK, this.info[2]! + this.info[3]! * 0x100000000, this.info[0]!, this.info[1]!);
+        return true;
+      }
+      case Op.Cancel:
+        // Not a fast request here: the thread's (or already done, which the thread knows too).
+        return this.fast.cancel(this.worker, target);
+      default:
+        return false;
+    }
+  }
+
+  private send(op: number, w: number, id: number, target: number, address: number, length: number): boolean {
+    const ep = this.state.endpoint(target);
+    if (ep === 0 || this.state.count >= this.state.capacity) return false;
+    const flags = this.submissions.u32[w + SUB.flags]!;
+    let param: number;
+    let source = address;
+    if (flags & SEND_FLAG_INLINE) {
+      // The bytes are in the record, whose slot is reused once consumed: only a send UCX
+      // completes in this call may use them; any other is left to the thread, which stages them.
+      source = this.slotsAddress + w * 4 + INLINE_OFFSET;
+      param = this.params(C.UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL);
+    } else if (flags & SEND_FLAG_MEMH) {
+      const memh = this.state.memory(this.submissions.f64[(w >> 1) + SUB.handle]!);
+      if (memh === 0) return false;
+      this.param.set("memh", memh);
+      param = this.params(C.UCP_OP_ATTR_FIELD_MEMH);
+    } else param = this.params(0);
+    const r =
+      op === Op.TagSend
+        ? this.u.ucp_tag_send_nbx(ep, source, length, tagArgument(this.submissions.u32[w + SUB.tagLo]!, this.submissions.u32[w + SUB.tagHi]!), param)
+        : this.u.ucp_stream_send_nbx(ep, source, length, param);
+    if (r === 0) this.report(id, UCS_OK, length, 0, 0);
+    else if (ptrIsError(r)) {
+      if (r === UCS_ERR_NO_RESOURCE && flags & SEND_FLAG_INLINE) return false; // not done at once: the thread's
+      this.report(id, r, 0, 0, 0);
+    } else this.fast.add(r, id, FastKind.Send, target);
+    return true;
+  }
+
+  private params(mask: number, flags = 0): number {
+    const v = this.param.view;
+    v.setUint32(0, mask, true); // op_attr_mask
+    v.setUint32(4, flags, true);
+    return this.paramAddress;
+  }
+}
