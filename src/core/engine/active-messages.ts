@@ -67,6 +67,7 @@ export class ActiveMessages {
    * descriptor), into memory allocated here; both reach the application as a payload.
    */
   onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
+    this.h.activeMessage();
     const u = this.h.u;
     const p = u.structAt("ucp_am_recv_param_t", param);
     const attr = p.getNumber("recv_attr");
@@ -80,7 +81,6 @@ export class ActiveMessages {
     else this.amOrder.set(key, [slot]);
     if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
       this.pending.push({ desc: data, length, slot });
-      this.h.needToken(); // fetched after progress, by the executor's thread only
       return UCS_INPROGRESS;
     }
     const buffer = new ArrayBuffer(length);

@@ -48,7 +48,11 @@ export interface OpHost {
   /** Have UCX request `r` checked each round, in order with the others of `owner`. */
   queueRequest(owner: object, r: OwnedRequest): void;
   emit(c: Completion): void;
-  /** Takeover: this thread must get the token back (work only it can do was left by a callback). */
-  needToken(): void;
+  /**
+   * An active message arrived (called first thing by the AM callback). With takeover the
+   * executor's thread takes the token back and keeps it while they come: UCX may call the
+   * callback on the application thread, where each call waits for this thread's event loop.
+   */
+  activeMessage(): void;
   deliver(p: Payload): void;
 }
