@@ -182,9 +182,12 @@ export class ThreadedEngine implements Engine {
   progress(): number {
     let n = 0;
     if (this.writer.backlog > 0 && this.writer.flush() > 0) this.wake();
-    n += this.completions.consume((w) => this.dispatch(w));
+    // Takeover: our rounds' completions first. They all happened before the token last went
+    // back to the thread, so before any endpoint error the thread reported since; delivered
+    // after such an error, a receive that had completed would be rejected with it instead.
     const d = this.driver;
     if (d) n += d.completions.consume((w) => this.onCompletion(d.completions, w));
+    n += this.completions.consume((w) => this.dispatch(w));
     return n;
   }
 
