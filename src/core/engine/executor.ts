@@ -6,7 +6,8 @@
  * modes), and it is the same code in both.
  *
  * Tag receives and tag/stream sends report their own completion: each carries a callback
- * that queues its id (a callback costs ~0.1-0.35 us). They may stay in flight a long time, and
+ * that queues its id (a callback costs ~0.1-0.35 us); with thread mode's takeover they carry
+ * none and are checked instead, by whichever thread holds the token (fast-requests.ts). They may stay in flight a long time, and
  * thousands of receives may be posted: checking each of them with `ucp_request_check_status`
  * every round cost ~100 us a round for 1,000 parked receives, and a 1 MiB send was checked
  * ~100 times before it completed. The rest (closes, flushes, stream receives, RMA, batch parts)
@@ -66,9 +67,9 @@ export interface ExecutorOptions {
   /** The bounce pool (proto/bounce-pool.ts): registered once here, sends from it pass its handle. */
   readonly bouncePool?: ArrayBufferLike;
   /**
-   * Thread mode with takeover (takeover-state.ts): the memory of the state shared with the application
-   * thread. The worker is then UCS_THREAD_MODE_SERIALIZED, fast requests carry no callback and
-   * live in the shared table, and endpoint and memory handles are published there.
+   * Thread mode with takeover (takeover-state.ts): the memory of the state shared with the
+   * application thread. The worker is then UCS_THREAD_MODE_SERIALIZED, fast requests carry no
+   * callback and live in the shared table, and endpoint and memory handles are published there.
    */
   readonly takeoverState?: SharedArrayBuffer;
 }
@@ -169,7 +170,7 @@ export class Executor {
   private readonly pollfdAddress: Pointer;
   /** Inline sends' bytes while UCX holds them. */
   private readonly staging: InlineStaging;
-  /** Takeover (ExecutorOptions.takeover): the shared state and its fast requests. */
+  /** Takeover (ExecutorOptions.takeoverState): the shared state and its fast requests. */
   private readonly takeover: TakeoverState | undefined;
   private readonly fast: FastRequests | undefined;
   private readonly reportFast: FastReport = (id, status, value, lo, hi) => this.emitRequest(id, status, value, lo, hi);

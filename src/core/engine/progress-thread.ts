@@ -1,6 +1,7 @@
 /**
  * Entry point of the progress thread (thread mode). It owns the UCX context and worker
- * (UCS_THREAD_MODE_SINGLE: no other thread calls UCX's data path), and loops:
+ * (UCS_THREAD_MODE_SINGLE: no other thread calls UCX's data path; with takeover SERIALIZED, see
+ * below), and loops:
  *
  *   drain the submission ring -> ucp_worker_progress -> check requests in flight ->
  *   write completions -> Atomics.notify the application thread.
@@ -10,6 +11,10 @@
  * flag was seen must not be missed), arms the worker and sleeps in `ucp_worker_wait`. The
  * application thread calls `ucp_worker_signal` when it submits while the flag is up, so no
  * wake-up is lost (ffi-facts.md), and an idle thread costs no CPU.
+ *
+ * With takeover (takeover-state.ts) it lends the worker to the application thread when that
+ * thread asks and nothing of its own is in flight, and waits, its event loop free, until the
+ * token comes back or the application thread's rounds stop (it then takes it back).
  *
  * It stops cooperatively on Op.Stop (Deno cannot terminate a thread that is inside a C call or
  * spinning, ffi-facts.md): it destroys UCX, reports Stopped, and returns.
