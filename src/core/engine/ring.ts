@@ -100,29 +100,7 @@ export class Ring {
    * Returns how many were consumed.
    */
   consume(handle: (word: number) => void): number {
-    // A handler may call back into progress (a completion settles a Promise whose code polls
-    // the worker): the nested call returns at once and this loop goes on with the next record.
-    if (this.consuming) return 0;
-    this.consuming = true;
-    let head = this.header[HEAD]!; // only the consumer writes head
-    let n = 0;
-    try {
-      while (head !== Atomics.load(this.header, TAIL)) {
-        const word = (head & this.mask) * this.slotWords;
-        try {
-          handle(word);
-        } finally {
-          // Free the slot even if the handler threw, so the record is never handled twice.
-          head = (head + 1) | 0;
-          n++;
-          Atomics.store(this.header, HEAD, head);
-        }
-      }
-    } finally {
-      this.consuming = false;
-    }
-    if (n > 0 && Atomics.load(this.header, PRODUCER_WAITING) !== 0) Atomics.notify(this.header, HEAD);
-    return n;
+    return this.drain(handle);
   }
 
   /**
@@ -131,16 +109,30 @@ export class Ring {
    * application thread executes the records it can and leaves the rest to the progress thread).
    */
   consumeWhile(handle: (word: number) => boolean): number {
+    return this.drain(handle);
+  }
+
+  private drain(handle: (word: number) => boolean | void): number {
+    // A handler may call back into progress (a completion settles a Promise whose code polls
+    // the worker): the nested call returns at once and this loop goes on with the next record.
     if (this.consuming) return 0;
     this.consuming = true;
-    let head = this.header[HEAD]!;
+    let head = this.header[HEAD]!; // only the consumer writes head
     let n = 0;
     try {
       while (head !== Atomics.load(this.header, TAIL)) {
-        if (!handle((head & this.mask) * this.slotWords)) break;
-        head = (head + 1) | 0;
-        n++;
-        Atomics.store(this.header, HEAD, head);
+        let taken = true;
+        try {
+          taken = handle((head & this.mask) * this.slotWords) !== false;
+        } finally {
+          // Free the slot even if the handler threw, so the record is never handled twice.
+          if (taken) {
+            head = (head + 1) | 0;
+            n++;
+            Atomics.store(this.header, HEAD, head);
+          }
+        }
+        if (!taken) break;
       }
     } finally {
       this.consuming = false;

@@ -252,12 +252,7 @@ export class ThreadedEngine implements Engine {
         const seen = Atomics.load(header, Ring.TAIL);
         if (this.progress() > 0) continue;
         if (this.writer.backlog > 0) {
-          // Back-pressure: wait for the thread to free submission slots.
-          Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
-          const head = this.submissions.headPosition;
-          if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
-          Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
-          this.wake();
+          await this.waitForSpace();
           continue;
         }
         // Spin briefly: a completion that is microseconds away is not worth a wake-up (while
@@ -270,10 +265,7 @@ export class ThreadedEngine implements Engine {
           spin.record(caught);
           if (caught) continue;
         }
-        Atomics.store(header, APP_WAITING, 1);
-        const r = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
-        if (r.async) await r.value;
-        Atomics.store(header, APP_WAITING, 0);
+        await this.park(seen);
       }
     } finally {
       this.notifierRunning = false;
@@ -287,6 +279,24 @@ export class ThreadedEngine implements Engine {
   get takeoverStats(): { rounds: number; lends: number; takenBack: number } | null {
     const h = this.takeover?.header;
     return h ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK) } : null;
+  }
+
+  /** Back-pressure: wait (at most 50 ms) for the thread to free submission slots, then flush into them. */
+  private async waitForSpace(): Promise<void> {
+    Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
+    const head = this.submissions.headPosition;
+    if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
+    Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
+    this.wake();
+  }
+
+  /** Park until the completion ring's tail moves from `seen` (or a second passes). */
+  private async park(seen: number): Promise<void> {
+    const header = this.completions.header;
+    Atomics.store(header, APP_WAITING, 1);
+    const r = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
+    if (r.async) await r.value;
+    Atomics.store(header, APP_WAITING, 0);
   }
 
   /** Takeover: the application thread asks for the token (it submitted operations its rounds execute). */
@@ -325,23 +335,15 @@ export class ThreadedEngine implements Engine {
         }
         if (!busy) break;
         if (this.writer.backlog > 0) {
-          // Back-pressure: wait for the thread to free submission slots (as notifier()).
-          Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
-          const head = this.submissions.headPosition;
-          if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
-          Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
-          this.wake();
+          await this.waitForSpace();
           continue;
         }
         if (this.wantToken && t.token === Token.THREAD && Atomics.load(t.header, WANT_APP) === 0) {
           Atomics.store(t.header, WANT_APP, 1);
           this.wake(); // the thread lends at its next round, or before it would sleep
         }
-        // Park until a completion comes, or the token (the thread notifies TAIL when it lends).
-        Atomics.store(header, APP_WAITING, 1);
-        const w = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
-        if (w.async) await w.value;
-        Atomics.store(header, APP_WAITING, 0);
+        // Park until a completion comes, or the token (a lend is a completion record too).
+        await this.park(seen);
       }
     } finally {
       this.notifierRunning = false;
