@@ -21,7 +21,6 @@ import { FastRequests, type FastReport } from "./fast-requests.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_NO_MESSAGE = -1;
-const UCS_ERR_NO_RESOURCE = -2;
 /** Requests an idle round checks (as Executor.progress). */
 const IDLE_SCAN = 8;
 
@@ -174,7 +173,10 @@ export class TakeoverDriver {
         : this.u.ucp_stream_send_nbx(ep, source, length, param);
     if (r === 0) this.report(id, UCS_OK, length, 0, 0);
     else if (ptrIsError(r)) {
-      if (r === UCS_ERR_NO_RESOURCE && flags & SEND_FLAG_INLINE) return false; // not done at once: the thread's
+      // An inline send UCX could not complete at once (UCS_ERR_NO_RESOURCE, or any refusal of
+      // the forced immediate completion: nothing was sent) is the thread's, which stages its
+      // bytes; a real failure of the endpoint is reported by the thread then.
+      if (flags & SEND_FLAG_INLINE) return false;
       this.report(id, r, 0, 0, 0);
     } else this.fast.add(r, id, FastKind.Send, target);
     return true;
