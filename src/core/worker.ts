@@ -142,6 +142,11 @@ function checkLimits(limits: MultiLimits, base: Required<MultiLimits>): Required
   return { maxBytes, maxHeaders };
 }
 
+/** An optional boolean option: absent, or true or false (anything else is a typed error). */
+function checkBoolean(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== "boolean") throw invalidArgument(`${name} must be true or false, got ${String(value)}`);
+}
+
 /**
  * The longest the progress thread learns to spin while the application awaits something
  * (thread-spin-policy.ts). Two processes' 8 B ping-pong on 2 cores, median round trip (same
@@ -215,12 +220,8 @@ export class Worker {
       takeover: options.takeover ?? getEnv("UCX_TS_TAKEOVER") !== "0",
     };
     if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
-    if (options.takeover !== undefined && typeof options.takeover !== "boolean") {
-      throw invalidArgument(`takeover must be true or false, got ${String(options.takeover)}`);
-    }
-    if (options.adaptiveThreadSpin !== undefined && typeof options.adaptiveThreadSpin !== "boolean") {
-      throw invalidArgument(`adaptiveThreadSpin must be true or false, got ${String(options.adaptiveThreadSpin)}`);
-    }
+    checkBoolean("takeover", options.takeover);
+    checkBoolean("adaptiveThreadSpin", options.adaptiveThreadSpin);
     // Protocol tables first: a bad protocol option fails here, before any thread starts.
     const selector = new ProtocolSelector(w.progressMode, INLINE_CAPACITY, options.protocols);
     const { bounceChunkSize, bounceChunks } = selector.configuration;

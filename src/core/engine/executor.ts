@@ -41,7 +41,7 @@ import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPo
 import type { Payload } from "./payload.ts";
 import { InlineStaging } from "./inline-staging.ts";
 import { FastKind, TakeoverState, WANT_THREAD } from "./takeover-state.ts";
-import { FastRequests, type FastReport } from "./fast-requests.ts";
+import { FastRequests, u64At, type FastReport } from "./fast-requests.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -521,7 +521,7 @@ export class Executor {
 
   /** The length in `recvInfo` (its second u64), as ucp_tag_recv_request_test or probe left it. */
   private recvLength(): number {
-    return this.recvInfoWords[2]! + this.recvInfoWords[3]! * 0x100000000;
+    return u64At(this.recvInfoWords, 2);
   }
 
   private finish(id: number, r: Inflight, status: number): void {

@@ -10,6 +10,11 @@ import { FastKind, type TakeoverState } from "./takeover-state.ts";
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
 
+/** The size_t (or u64) C wrote at u32 words `at`, `at + 1` (little-endian; sizes stay below 2^53). */
+export function u64At(words: Uint32Array, at: number): number {
+  return words[at]! + words[at + 1]! * 0x100000000;
+}
+
 /** id, status, value (bytes), tag lo, tag hi. */
 export type FastReport = (id: number, status: number, value: number, tagLo: number, tagHi: number) => void;
 
@@ -106,10 +111,10 @@ export class FastRequests {
       u.ucp_tag_recv_request_test(request, this.infoAddress);
       lo = this.info[0]!;
       hi = this.info[1]!;
-      value = this.info[2]! + this.info[3]! * 0x100000000;
+      value = u64At(this.info, 2);
     } else if (kind === FastKind.StreamRecv) {
       u.ucp_stream_recv_request_test(request, this.lengthAddress);
-      value = status === UCS_OK ? this.length[0]! + this.length[1]! * 0x100000000 : 0;
+      value = status === UCS_OK ? u64At(this.length, 0) : 0;
     }
     u.ucp_request_free(request);
     report(id, status, value, lo, hi);

@@ -17,7 +17,7 @@ import { CompletionWriter } from "./completion-writer.ts";
 import { COMPLETION_BYTES, CompletionKind, INLINE_OFFSET, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH, SUB, tagArgument } from "./records.ts";
 import { Ring } from "./ring.ts";
 import { FastKind, type TakeoverState } from "./takeover-state.ts";
-import { FastRequests, type FastReport } from "./fast-requests.ts";
+import { FastRequests, u64At, type FastReport } from "./fast-requests.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_NO_MESSAGE = -1;
@@ -125,7 +125,7 @@ export class TakeoverDriver {
           return true;
         }
         const r = this.u.ucp_stream_recv_nbx(ep, address, length, this.streamLengthAddress, this.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_STREAM_RECV_FLAG_WAITALL));
-        if (r === 0) this.report(id, UCS_OK, this.streamLength[0]! + this.streamLength[1]! * 0x100000000, 0, 0);
+        if (r === 0) this.report(id, UCS_OK, u64At(this.streamLength, 0), 0, 0);
         else if (ptrIsError(r)) this.report(id, r, 0, 0, 0);
         else this.fast.add(r, id, FastKind.StreamRecv, target);
         return true;
@@ -139,7 +139,7 @@ export class TakeoverDriver {
           this.infoAddress,
         );
         if (m === 0) this.report(id, UCS_ERR_NO_MESSAGE, 0, 0, 0);
-        else this.report(id, UCS_OK, this.info[2]! + this.info[3]! * 0x100000000, this.info[0]!, this.info[1]!);
+        else this.report(id, UCS_OK, u64At(this.info, 2), this.info[0]!, this.info[1]!);
         return true;
       }
       case Op.Cancel:
