@@ -18,6 +18,8 @@ export function runtimeArgv(script: string): [string, ...string[]] {
 
 export interface ChildResult {
   readonly code: number | null;
+  /** The signal that ended the child, if one did. */
+  readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
 }
@@ -45,9 +47,9 @@ export function runScript(
       clearTimeout(watchdog);
       reject(e);
     });
-    child.on("close", (code) => {
+    child.on("close", (code, signal) => {
       clearTimeout(watchdog);
-      resolve({ code, stdout, stderr });
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }
