@@ -1,5 +1,6 @@
 // Point-to-point benchmark: ucx-ts (per runtime, progress mode and error handling) against
-// ucx_perftest (tag_lat / tag_bw, with -e for peer error handling) and node:net, all measured
+// ucx_perftest (tag_lat / tag_bw, with -e for peer error handling), node:net and each runtime's
+// FFI floor (bench/ffi-floor-peer.ts: the same UCX calls, no engine), all measured
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
@@ -17,7 +18,7 @@ const errors = opt("errors", ["none", "peer"]);
 const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
 const plan = {
   latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
-  bandwidth: [[65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
+  bandwidth: [[8, 64, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
 };
 
 /** ucx_perftest's figure in this table's units: round trip (twice tag_lat's one way), or MB/s. */
@@ -44,6 +45,19 @@ else
 
 for (const r of await pair(["node", "bench/net-peer.mjs", "server"], (port) => ["node", "bench/net-peer.mjs", "client", String(port), JSON.stringify(plan)], {}))
   record("node:net", "-", "-", r);
+
+// Each runtime's FFI floor (bench/ffi-floor-peer.ts): the same UCX calls through the same
+// backend, no engine. Every ucx-ts row is shown against its runtime's floor too.
+for (const runtime of runtimes)
+  for (const e of errors) {
+    const peer = [...runtimeArgv(runtime), "bench/ffi-floor-peer.ts"];
+    try {
+      for (const r of await pair([...peer, "server", e], (port) => [...peer, "client", e, String(port), JSON.stringify(plan)], {}))
+        record(`ffi-floor/${runtime}`, "-", e, r);
+    } catch (err) {
+      console.log(`ffi-floor/${runtime} ${e}: FAILED ${err.message}`);
+    }
+  }
 
 for (const runtime of runtimes)
   for (const mode of modes)
@@ -87,15 +101,17 @@ const key = (r) => `${r.kind}/${r.size}`;
 const base = (system, e, r) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && key(x) === key(r));
 const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
 console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
-console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net");
+console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor");
 for (const r of rows) {
   const p = base("ucx_perftest", r.errorHandling, r);
   const net = base("node:net", "-", r);
   const better = (a, b) => (r.kind === "bw_MBps" ? a / b : b / a); // > 1: faster than the baseline
   const vp = p && r.system !== "ucx_perftest" ? better(r.value, p.value).toFixed(2) + "x" : "";
   const vn = net && r.system !== "node:net" ? better(r.value, net.value).toFixed(1) + "x" : "";
+  const floor = r.system.startsWith("ucx-ts/") ? base(r.system.replace("ucx-ts/", "ffi-floor/"), r.errorHandling, r) : undefined;
+  const vf = floor ? better(r.value, floor.value).toFixed(2) + "x" : "";
   console.log(
-    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${(r.kind === "bw_MBps" ? "bandwidth MB/s" : "round trip us").padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}`,
+    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${(r.kind === "bw_MBps" ? "bandwidth MB/s" : "round trip us").padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}  ${vf.padStart(11)}`,
   );
 }
 console.log(`\nidle CPU of a connected worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);

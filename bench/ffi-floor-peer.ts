@@ -1,0 +1,181 @@
+/**
+ * The FFI floor: the smallest two-process ping-pong and windowed send that call the same UCX
+ * functions through the same backend (koffi, Deno.dlopen, bun:ffi) as ucx-ts, with none of its
+ * engine: no ring, no thread, no Promise, no request records. Every ucx-ts figure of
+ * bench/run-p2p.mjs is shown against this one (issue 21: "measured against the runtime's own FFI
+ * floor"); what ucx-ts costs above it is the engine's, what it costs above ucx_perftest is the FFI's.
+ *
+ *   <runtime> bench/ffi-floor-peer.ts server <errorHandling>
+ *   <runtime> bench/ffi-floor-peer.ts client <errorHandling> <port> <plan-json>
+ *
+ * The two exchange worker addresses over a node:net socket (the server prints {"port"}), each
+ * creates an endpoint to the other's address, then the client runs the plan's latency points
+ * (tag 1 out, tag 2 back) and bandwidth points (a window of tag 3 sends, then tag 4, answered by
+ * tag 5), and prints one JSON line, in p2p-peer.ts's format. Tag 9 ends the server.
+ * Everything runs on the main thread and busy-polls ucp_worker_progress, as ucx_perftest does.
+ */
+import { createConnection, createServer, type Socket } from "node:net";
+import process from "node:process";
+import { ptrIsError, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
+import { Context } from "../src/core/context.ts";
+import { ucx } from "../src/core/library.ts";
+import { OutSlots } from "../src/core/out-slots.ts";
+
+const [role, errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
+setTimeout(() => process.exit(3), 300_000).unref?.();
+const u = ucx();
+const UCS_OK = 0;
+const UCS_INPROGRESS = 1;
+
+// --- one worker, no engine ------------------------------------------------------------------------
+const context = new Context({ features: ["tag"] });
+const out = new OutSlots(2);
+const wp = u.struct("ucp_worker_params_t");
+wp.set("field_mask", C.UCP_WORKER_PARAM_FIELD_THREAD_MODE);
+wp.set("thread_mode", C.UCS_THREAD_MODE_SINGLE);
+check(u.ucp_worker_create(context.handle, u.addressOf(wp.bytes), out.address()), "ucp_worker_create");
+const worker = out.pointer();
+
+check(u.ucp_worker_get_address(worker, out.address(0), out.address(1)), "ucp_worker_get_address");
+const myAddress = new Uint8Array(u.view(out.pointer(0), out.pointer(1))).slice();
+
+/** One request param for sends (nothing set) and one for receives (recv_info, never an immediate completion). */
+const sendParam = u.struct("ucp_request_param_t");
+const recvInfo = u.struct("ucp_tag_recv_info_t");
+const recvInfoWords = new Uint32Array(recvInfo.bytes.buffer, recvInfo.bytes.byteOffset, 4);
+const recvParam = u.struct("ucp_request_param_t");
+recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+const sendParamAddress = u.addressOf(sendParam.bytes);
+const recvParamAddress = u.addressOf(recvParam.bytes);
+const recvInfoAddress = u.addressOf(recvInfo.bytes);
+
+function check(status: number, what: string): void {
+  if (status !== UCS_OK) throw new Error(`${what} failed: ${status}`);
+}
+
+/** Progress until `request` (a send's or a receive's) is done, then free it. */
+function waitRequest(request: number, what: string): void {
+  if (request === 0) return;
+  if (ptrIsError(request)) throw new Error(`${what} failed: ${request}`);
+  let status: number;
+  while ((status = u.ucp_request_check_status(request)) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
+  u.ucp_request_free(request);
+  check(status, what);
+}
+
+/** A posted receive; `finish` progresses until it is done and returns its sender tag (low word) and length. */
+function postRecv(buffer: Uint8Array, tag: number, mask: number): number {
+  return u.ucp_tag_recv_nbx(worker, u.addressOf(buffer), buffer.length, tag, mask, recvParamAddress);
+}
+function finishRecv(request: number): { tag: number; length: number } {
+  if (ptrIsError(request)) throw new Error(`ucp_tag_recv_nbx failed: ${request}`);
+  let status: number;
+  while ((status = u.ucp_tag_recv_request_test(request, recvInfoAddress)) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
+  u.ucp_request_free(request);
+  if (status !== UCS_OK) throw new Error(`receive failed: ${status} (tag ${recvInfoWords[0]}, length ${recvInfoWords[2]}, buffer at ${request})`);
+  return { tag: recvInfoWords[0]!, length: recvInfoWords[2]! };
+}
+
+function send(ep: number, bytes: Uint8Array, tag: number): number {
+  return u.ucp_tag_send_nbx(ep, u.addressOf(bytes), bytes.length, tag, sendParamAddress);
+}
+
+// --- rendezvous over TCP: exchange addresses, connect both ways ------------------------------------
+function readFrame(socket: Socket): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    let got = Buffer.alloc(0);
+    socket.on("data", (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      if (got.length >= 4 && got.length >= 4 + got.readUInt32LE(0)) resolve(new Uint8Array(got.subarray(4, 4 + got.readUInt32LE(0))));
+    });
+    socket.on("error", reject);
+  });
+}
+function frame(bytes: Uint8Array): Buffer {
+  const b = Buffer.alloc(4 + bytes.length);
+  b.writeUInt32LE(bytes.length, 0);
+  b.set(bytes, 4);
+  return b;
+}
+
+let socket: Socket;
+if (role === "server") {
+  socket = await new Promise<Socket>((resolve) => {
+    const server = createServer((s) => {
+      server.close();
+      resolve(s);
+    });
+    server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: (server.address() as { port: number }).port }) + "\n"));
+  });
+} else {
+  socket = createConnection({ host: "127.0.0.1", port: Number(portText) });
+  await new Promise((resolve) => socket.once("connect", resolve));
+}
+socket.write(frame(myAddress));
+const peerAddress = await readFrame(socket);
+socket.destroy();
+
+const ep = (() => {
+  const p = u.struct("ucp_ep_params_t");
+  p.set("field_mask", C.UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | C.UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE);
+  p.set("address", u.addressOf(peerAddress));
+  p.set("err_mode", errorHandling === "peer" ? C.UCP_ERR_HANDLING_MODE_PEER : C.UCP_ERR_HANDLING_MODE_NONE);
+  check(u.ucp_ep_create(worker, u.addressOf(p.bytes), out.address()), "ucp_ep_create");
+  return out.pointer();
+})();
+
+// --- the measured loops ---------------------------------------------------------------------------
+const MAX = 4 << 20;
+if (role === "server") {
+  const buf = new Uint8Array(MAX);
+  const ack = new Uint8Array(8);
+  for (;;) {
+    const { tag, length } = finishRecv(postRecv(buf, 0, 0));
+    if (tag === 9) break;
+    if (tag === 1) waitRequest(send(ep, buf.subarray(0, length), 2), "echo");
+    else if (tag === 4) waitRequest(send(ep, ack, 5), "ack");
+  }
+} else {
+  const plan = JSON.parse(planText) as { latency: [number, number][]; bandwidth: [number, number, number][] };
+  const data = new Uint8Array(MAX).fill(7);
+  const back = new Uint8Array(MAX);
+  const results: { kind: string; size: number; value: number; iterations: number }[] = [];
+  const roundTrip = (size: number) => {
+    const r = postRecv(back, 2, -1);
+    waitRequest(send(ep, data.subarray(0, size), 1), "send");
+    finishRecv(r);
+  };
+  // Warm up as p2p-peer.ts does (wire-up, JIT), for a second.
+  for (const until = performance.now() + 1000; performance.now() < until; ) roundTrip(8);
+  for (const [size, iterations] of plan.latency) {
+    const rtts: number[] = [];
+    for (let i = 0; i < iterations + 20; i++) {
+      const t0 = performance.now();
+      roundTrip(size);
+      if (i >= 20) rtts.push((performance.now() - t0) * 1000);
+    }
+    rtts.sort((a, b) => a - b);
+    results.push({ kind: "rtt_us_median", size, value: rtts[rtts.length >> 1]!, iterations });
+  }
+  const ack = new Uint8Array(8);
+  for (const [size, window, rounds] of plan.bandwidth) {
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      const sends: number[] = [];
+      for (let i = 0; i < window; i++) sends.push(send(ep, data.subarray(0, size), 3));
+      const a = postRecv(ack, 5, -1);
+      for (const s of sends) waitRequest(s, "window send");
+      waitRequest(send(ep, ack, 4), "round end");
+      finishRecv(a);
+      bytes += size * window;
+    }
+    results.push({ kind: "bw_MBps", size, value: bytes / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
+  }
+  waitRequest(send(ep, new Uint8Array(1), 9), "end");
+  // Let the last message leave before the endpoint goes.
+  const flush = u.ucp_ep_flush_nbx(ep, sendParamAddress);
+  waitRequest(flush, "flush");
+  process.stdout.write(JSON.stringify(results) + "\n");
+}
+process.exit(0);
