@@ -8,6 +8,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, UcxError, type Endpoint, type ProgressMode } from "../../src/index.ts";
 import { drive, pattern, samePattern } from "../helpers/workers.ts";
+import { startPeer } from "../helpers/peer-process.ts";
 
 const FAILURE_CODES = ["UCS_ERR_CONNECTION_RESET", "UCS_ERR_ENDPOINT_TIMEOUT", "UCS_ERR_NOT_CONNECTED"];
 
@@ -198,6 +199,52 @@ for (const mode of ["thread", "polling"] as const) {
       await c.run(c.server.close());
     } finally {
       await c.close();
+    }
+  });
+
+  test.run();
+}
+
+for (const mode of ["thread", "polling"] as const) {
+  const test = suite(`core/endpoint failure, two processes (${mode})`);
+
+  test("a peer process sends tag messages, batches of 1, 100 and 101 frames and active messages, closes and exits: all arrive afterwards", async () => {
+    const peer = await startPeer(mode, "peer", "farewell");
+    const w = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>, timeoutMs = 60_000) => drive([w], p, timeoutMs);
+    try {
+      const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+      assert.is(await run(peer.exited), 0, peer.stderr());
+      // Everything is posted only now that the sender is gone.
+      const sizes = [1, 100, 4096, 7000];
+      for (let i = 0; i < 40; i++) {
+        const into = new Uint8Array(8192);
+        const r = await run(ep.recv(into, 7));
+        assert.is(r.length, sizes[i % 4], `message ${i}`);
+        assert.ok(samePattern(into.subarray(0, r.length), i), `content of message ${i}`);
+      }
+      for (const [k, frames] of [1, 100, 101].entries()) {
+        const got = await run(ep.recvMulti(8 + k));
+        assert.is(got.length, frames);
+        got.forEach((f, i) => assert.ok(f.length === 1 + ((i * 37) % 300) && samePattern(f, i), `batch ${k} frame ${i}`));
+      }
+      for (let i = 0; i < 3; i++) {
+        const m = await run(ep.amRecv());
+        assert.is(m.header[0], i);
+        assert.ok(samePattern(m.data, i) && m.data.length === 50 + i, `active message ${i}`);
+      }
+      // One more: nothing can satisfy it. It rejects within a second of UCX reporting the failure
+      // (which the pending receive lets the worker deliver; how soon UCX notices is UCX's).
+      const rest = ep.recv(new Uint8Array(8), 7).then(() => "resolved", (e: UcxError) => e.code);
+      while (!ep.error) await run(new Promise((r) => setTimeout(r, 5)));
+      const known = Date.now();
+      const outcome = await run(rest);
+      assert.ok(FAILURE_CODES.includes(outcome), outcome);
+      assert.ok(Date.now() - known < 1000, `rejected ${Date.now() - known} ms after the failure was reported`);
+      await run(ep.close());
+    } finally {
+      peer.kill();
+      await run(w.close());
     }
   });
 
