@@ -81,6 +81,16 @@ export class UcxError extends Error {
   }
 }
 
+/** `error` with the reasons UCX logged for it appended to its message (log-capture.ts); same code and status. */
+export function withUcxReasons(error: UcxError, reasons: readonly string[]): UcxError {
+  if (reasons.length === 0) return error;
+  return new UcxError(error.code, `${error.message}; UCX said: ${reasons.join("; ")}`, {
+    status: error.status,
+    statusText: error.statusText,
+    cause: error.cause,
+  });
+}
+
 /** A typed error for a bad argument, thrown before anything reaches UCX. */
 export function invalidArgument(message: string): UcxError {
   return new UcxError("UCX_TS_INVALID_ARGUMENT", message);
