@@ -188,6 +188,29 @@ for (const mode of ["thread", "polling"] as const) {
     }
   });
 
+  test("close() reports sends that had resolved and then failed in UCX (UCX_TS_DATA_LOST), not those a forced close gave up", async () => {
+    const c = await connected(mode);
+    try {
+      // What the send path tells the endpoint when an early-resolved send ends in UCX (send-path.ts):
+      // a failure, then the cancel its failure's close made of another.
+      c.client.failAfterSend(-25);
+      c.client.failAfterSend(-16);
+      assert.is(c.client.error?.code, "UCS_ERR_CONNECTION_RESET");
+      const e = (await c.run(c.client.close()).then(() => undefined, (x: unknown) => x)) as UcxError;
+      assert.instance(e, UcxError, "close must report the lost sends");
+      assert.is(e.code, "UCX_TS_DATA_LOST");
+      assert.match(e.message, /^2 send\(s\) on endpoint 127\.0\.0\.1:\d+ had resolved but never reached the peer/);
+      assert.is(e.cause, c.client.error);
+      // The peer's side: a forced close cancels what is still queued, knowingly.
+      const closing = c.server.close({ force: true });
+      c.server.failAfterSend(-16);
+      await c.run(closing);
+      assert.ok(c.server.closed);
+    } finally {
+      await c.close();
+    }
+  });
+
   test("sends and flush on a failed endpoint reject; a stream receive rejects with the endpoint's error", async () => {
     const c = await connected(mode);
     try {
