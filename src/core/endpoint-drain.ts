@@ -18,7 +18,12 @@
 import type { AmInbox } from "./am/inbox.ts";
 import type { UcxError } from "./errors.ts";
 
-/** How long UCX may go on delivering a failed endpoint's in-flight messages. */
+/**
+ * How long UCX may go on delivering a failed endpoint's in-flight messages. Measured (one
+ * process, thread mode, 2,000 receives pending, 2,000 x 7,000 B sent then a forced close): with
+ * no drain, 2 runs in 9 cancelled receives whose messages came after the error (1,530 and 1,675
+ * of 2,000 completed); with 200 ms, 9 in 9 completed all 2,000.
+ */
 export const DRAIN_MS = 200;
 /** How long after its cancel a receive may take to report it before it is settled anyway. */
 const STUCK_MS = 300;
