@@ -17,6 +17,9 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   shims: true,
+  // esbuild renames a class whose name it must keep apart from another binding (`_UcxError`):
+  // errors would print and `constructor.name` under that name. keepNames pins the source names.
+  keepNames: true,
   // Runtime-specific modules must stay runtime imports, never bundled or resolved at build time.
   external: ["koffi", "bun:ffi"],
 });

@@ -29,6 +29,17 @@ test("CommonJS entry exports the API and reads the UCX version", () => {
   assert.match(m.ucxVersion().text, /^\d+\.\d+\.\d+/);
 });
 
+test("the built classes keep their names (tsup keepNames): errors print as UcxError, not _UcxError", async () => {
+  const esm = await import(pathToFileURL(join(dist, "index.js")).href);
+  const cjs = createRequire(import.meta.url)(join(dist, "index.cjs"));
+  for (const m of [esm, cjs]) {
+    const e = new m.UcxError("UCX_TS_CLOSED", "closed");
+    assert.is(e.constructor.name, "UcxError");
+    assert.is(m.Worker.name, "Worker");
+    assert.ok(String(e.stack).startsWith("UcxError: closed"), String(e.stack));
+  }
+});
+
 test("the ucx-ts bin runs info --json", async () => {
   const r = await runScript("bin/ucx-ts.mjs", ["info", "--json"]);
   assert.is(r.code, 0, r.stderr);

@@ -3,7 +3,8 @@
  * memory types). Workers are created from it.
  */
 import { MEMORY_TYPE_NAMES, UCX_CONSTANTS as C, type Pointer } from "../ffi/index.ts";
-import { invalidArgument, UcxError } from "./errors.ts";
+import { invalidArgument, UcxError, withUcxReasons } from "./errors.ts";
+import { captureLog, ucxReasons } from "./log-capture.ts";
 import { check, ucx } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 import { capturePrint } from "./print-capture.ts";
@@ -57,17 +58,25 @@ export class Context {
     params.set("features", featureBits);
     if (name) params.set("name", u.addressOf(name));
 
-    const config = readConfig(options.config ?? {});
-    try {
-      const out = new OutSlots(1);
-      check(
-        u.ucp_init_version(C.UCP_API_MAJOR, C.UCP_API_MINOR, u.addressOf(params.bytes), config, out.address()),
-        "ucp_init",
-      );
-      this.#handle = out.pointer();
-    } finally {
-      if (config !== 0) u.ucp_config_release(config);
+    // UCX says why it refuses a configuration only in its log (a transport that does not
+    // exist, a value it cannot parse): the error carries those lines (log-capture.ts).
+    const made = captureLog(() => {
+      const config = readConfig(options.config ?? {});
+      try {
+        const out = new OutSlots(1);
+        check(
+          u.ucp_init_version(C.UCP_API_MAJOR, C.UCP_API_MINOR, u.addressOf(params.bytes), config, out.address()),
+          "ucp_init",
+        );
+        return out.pointer();
+      } finally {
+        if (config !== 0) u.ucp_config_release(config);
+      }
+    });
+    if (made.error !== undefined) {
+      throw made.error instanceof UcxError ? withUcxReasons(made.error, ucxReasons(made.log)) : made.error;
     }
+    this.#handle = made.value!;
     void name; // held until here: UCX copies the name during ucp_init
   }
 

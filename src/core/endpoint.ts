@@ -1,13 +1,15 @@
 /**
  * `Endpoint`: a connection to one peer worker. Tag sends and stream transfers go out on it;
  * `recv` here is the worker's tag receive tied to this endpoint's life (as UCXX does it): if the
- * endpoint fails, its pending receives reject with the endpoint's error instead of waiting for
- * a message that can no longer come.
+ * endpoint fails, what the peer sent before it went away can still be received, and a receive
+ * nothing can satisfy rejects with the endpoint's error instead of waiting for a message that
+ * can no longer come (endpoint-drain.ts).
  */
 import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
-import { invalidArgument, statusName, UcxError } from "./errors.ts";
+import { invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
+import { ReceiveDrain } from "./endpoint-drain.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import { parsePackedKey, RemoteKey } from "./memory.ts";
 import { encodeAmHeader, RESERVED_OWNER } from "./am/header.ts";
@@ -50,6 +52,11 @@ export type ErrorHandling = "peer" | "none";
 
 export class Endpoint {
   #error: UcxError | undefined;
+  /** Set when the endpoint failed: its receives drain what UCX holds (endpoint-drain.ts). */
+  #drain: ReceiveDrain | undefined;
+  /** Sends that had resolved early and then never reached the peer (close() reports them). */
+  #lostSends = 0;
+  #forced = false;
   #closed = false;
   private closing: Promise<void> | undefined;
   /** Called once if UCX reports this endpoint failed (peer died, connection lost). */
@@ -78,9 +85,27 @@ export class Endpoint {
     if (this.#closed || this.closing) throw new UcxError("UCX_TS_CLOSED", "the endpoint is closed");
   }
 
+  /** Receives still work on a failed endpoint (what arrived can be read); not on a closed one. */
+  private assertReceivable(): void {
+    if (this.#closed || this.closing) throw new UcxError("UCX_TS_CLOSED", "the endpoint is closed");
+  }
+
   private track<T>(r: { id: number; promise: Promise<T> }): Promise<T> {
     this.worker.ownRequest(r.id, this);
     return this.worker.settled(r.promise);
+  }
+
+  private trackReceive<T>(r: { id: number; promise: Promise<T> }): Promise<T> {
+    this.worker.ownRequest(r.id, this, true);
+    this.#drain?.adopt(r.id);
+    const exposed = withCallerStack(this.worker.settled(r.promise));
+    this.worker.exposeRequest(r.id, exposed);
+    return exposed;
+  }
+
+  /** Past a failure's drain: a receive takes only a message UCX already holds. */
+  private get queuedOnly(): boolean {
+    return this.#drain?.over ?? false;
   }
 
   /**
@@ -100,8 +125,8 @@ export class Endpoint {
    * message with a matching tag is taken). Rejects with this endpoint's error if it fails.
    */
   recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
-    this.assertUsable();
-    return this.track(this.worker.tagRecv(buffer, tag, mask, options));
+    this.assertReceivable();
+    return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.queuedOnly));
   }
 
   /**
@@ -145,8 +170,8 @@ export class Endpoint {
    * endpoint fails, the receive rejects with its error.
    */
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
-    this.assertUsable();
-    return this.track(this.worker.tagRecvMulti(tag, options));
+    this.assertReceivable();
+    return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.queuedOnly));
   }
 
   // --- active messages -----------------------------------------------------------------------
@@ -209,7 +234,7 @@ export class Endpoint {
    * Messages that arrived before anyone asked wait, in order, within the worker's `am` bounds.
    */
   amRecv(options: RecvOptions = {}): Promise<AmMessage> {
-    this.assertUsable();
+    this.assertReceivable();
     return this.worker.amTake(this.id, options.signal);
   }
 
@@ -337,21 +362,23 @@ export class Endpoint {
 
   /**
    * Fill `buffer` entirely from the endpoint's byte stream (waitall). Resolves with its length.
-   * Aborting rejects at once with UCS_ERR_CANCELED, but UCX cannot cancel a stream receive:
+   * Aborting rejects at once (an AbortError, see RecvOptions), but UCX cannot cancel a stream receive:
    * the buffer stays UCX's (held by ucx-ts) until data fills it or the endpoint closes, and the
    * stream's next bytes still go to it. Close the endpoint after aborting a stream receive.
    */
   streamRecv(buffer: BufferLike, options: RecvOptions = {}): Promise<number> {
-    this.assertUsable();
+    this.assertReceivable();
     const bytes = asBytes(buffer);
+    // UCX drops a failed endpoint's stream data with the endpoint (see README, "Peer failure").
+    if (this.#error) return Promise.reject(this.#error);
     const r = this.worker.request(
       submission({ op: Op.StreamRecv, target: this.id, address: this.worker.addressOf(bytes), length: bytes.length }),
       bytes,
       "ucp_stream_recv_nbx",
       (length) => length,
     );
-    this.worker.cancelOnAbort(r, options.signal, true);
-    return this.track(r);
+    this.worker.cancelOnAbort(r, options.signal, true, "streamRecv");
+    return this.trackReceive(r);
   }
 
   /** Wait until everything sent on this endpoint has left (remote completion at transport level). */
@@ -391,6 +418,7 @@ export class Endpoint {
       return Promise.resolve();
     }
     if (!this.closing) {
+      this.#forced = options.force === true;
       const flags = options.force || this.#error ? CLOSE_FLAG_FORCE : 0;
       const r = this.worker.request(submission({ op: Op.EndpointClose, target: this.id, flags }), null, "ucp_ep_close_nbx", () => undefined);
       this.closing = this.worker
@@ -403,6 +431,18 @@ export class Endpoint {
           this.#closed = true;
           this.worker.amInbox(this.id).close(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
           this.worker.forgetEndpoint(this.id);
+        })
+        .then(() => {
+          // The goal of a close (the connection ends) is reached whether or not the peer left
+          // first; what the application must hear is data it believed sent that never arrived.
+          if (this.#lostSends > 0) {
+            throw new UcxError(
+              "UCX_TS_DATA_LOST",
+              `${this.#lostSends} send(s) on ${this.describe()} had resolved but never reached the peer` +
+                (this.#error ? `: ${this.#error.message}` : ""),
+              { status: this.#error?.status, cause: this.#error },
+            );
+          }
         });
     }
     return this.closing;
@@ -412,21 +452,35 @@ export class Endpoint {
     await this.close();
   }
 
-  /** @internal UCX reported the endpoint failed: reject what waits on it, cancel its receives. */
+  private describe(): string {
+    return `endpoint ${this.remote ? `${this.remote.host}:${this.remote.port}` : this.id}`;
+  }
+
+  /**
+   * @internal UCX reported the endpoint failed: what can no longer reach the peer (sends,
+   * flushes, RMA) rejects now; receives drain what UCX holds first (endpoint-drain.ts).
+   */
   fail(status: number): void {
     if (this.#error) return;
-    this.#error = UcxError.fromStatus(status, `endpoint ${this.remote ? `${this.remote.host}:${this.remote.port}` : this.id}`, describeStatus);
+    this.#error = UcxError.fromStatus(status, this.describe(), describeStatus);
     for (const id of this.worker.unsettledRequestsOf(this)) {
-      this.worker.cancel(id); // a receive is worker-wide: UCX will not end it for us
+      this.worker.cancel(id);
       this.worker.settleEarly(id, status);
     }
-    this.worker.amInbox(this.id).close(this.#error);
+    this.#drain = new ReceiveDrain(this.worker, this, status, this.#error, this.worker.amInbox(this.id));
     this.onError?.(this.#error);
   }
 
-  /** @internal A send that had resolved early failed in UCX: the endpoint is not usable. */
+  /**
+   * @internal A send that had resolved early did not complete in UCX (failed, or cancelled by
+   * the close of a failed endpoint): its data is lost, which close() reports; a failure also
+   * means the endpoint is not usable. Cancelled by a close the application forced, or by the
+   * worker's close, it was given up knowingly.
+   */
   failAfterSend(status: number): void {
-    if (!this.#closed) this.fail(status);
+    if (this.#closed || (status === UCS_ERR_CANCELED && (this.#forced || this.worker.closed))) return;
+    this.#lostSends++;
+    if (status !== UCS_ERR_CANCELED) this.fail(status);
   }
 
   /** @internal The worker is closing. */
@@ -434,6 +488,8 @@ export class Endpoint {
     this.#closed = true;
   }
 }
+
+const UCS_ERR_CANCELED = -16;
 
 function isEndpointFailure(status: number | undefined): boolean {
   if (status === undefined) return false;

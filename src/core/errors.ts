@@ -36,7 +36,9 @@ export type UcxTsErrorCode =
   /** A configured limit refused the operation (a multi-buffer batch larger than maxBytes). */
   | "UCX_TS_LIMIT_EXCEEDED"
   /** This build or this host cannot do it (device-memory frames without GPU support). */
-  | "UCX_TS_UNSUPPORTED";
+  | "UCX_TS_UNSUPPORTED"
+  /** Sends that had already resolved never reached the peer (reported by `ep.close()`). */
+  | "UCX_TS_DATA_LOST";
 
 export interface UcxErrorOptions {
   readonly status?: number;
@@ -79,7 +81,56 @@ export class UcxError extends Error {
   }
 }
 
+/** `error` with the reasons UCX logged for it appended to its message (log-capture.ts); same code and status. */
+export function withUcxReasons(error: UcxError, reasons: readonly string[]): UcxError {
+  if (reasons.length === 0) return error;
+  return new UcxError(error.code, `${error.message}; UCX said: ${reasons.join("; ")}`, {
+    status: error.status,
+    statusText: error.statusText,
+    cause: error.cause,
+  });
+}
+
 /** A typed error for a bad argument, thrown before anything reaches UCX. */
 export function invalidArgument(message: string): UcxError {
   return new UcxError("UCX_TS_INVALID_ARGUMENT", message);
+}
+
+/**
+ * The error for a connection to `host:port` that could not be made, in plain words, with the
+ * UCS status as its `code`: what UCX reports for a refused or unreachable peer names the status
+ * only ("Destination is unreachable"), not which of the two happened nor where.
+ */
+export function connectionError(status: number, host: string, port: number, describe?: (status: number) => string | null): UcxError {
+  const name = statusName(status);
+  const text = describe?.(status) ?? undefined;
+  const where = `${host}:${port}`;
+  // Measured on UCX 1.13.1 (tcp sockcm): ECONNREFUSED comes back as UCS_ERR_NOT_CONNECTED; a
+  // peer that accepts the TCP connection and then drops it as UCS_ERR_CONNECTION_RESET.
+  const words =
+    name === "UCS_ERR_NOT_CONNECTED"
+      ? `nothing is listening on ${where} (connection refused)`
+      : name === "UCS_ERR_UNREACHABLE"
+        ? `host unreachable: no route to ${where}`
+        : name === "UCS_ERR_CONNECTION_RESET" || name === "UCS_ERR_REJECTED"
+          ? `${where} closed the connection before it was set up (reset or rejected)`
+          : name === "UCS_ERR_ENDPOINT_TIMEOUT" || name === "UCS_ERR_TIMED_OUT"
+            ? `no answer from ${where} (the connection timed out)`
+            : `cannot connect to ${where}`;
+  return new UcxError(name, `${words}: ${name}${text ? ` (${text})` : ""}`, { status, statusText: text });
+}
+
+/**
+ * `promise`, with a rejection's stack retaken where the caller awaits it. A receive's error is
+ * made when its completion arrives, in the engine's callback: its stack shows only the engine.
+ * Retaken here, after the `await`, the stack holds the caller's async frames (V8 and JSC both
+ * keep them) at ~0.05 us per receive, where capturing a stack at each call cost 2-3 us (Node 20).
+ */
+export async function withCallerStack<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (e) {
+    if (e instanceof Error && typeof Error.captureStackTrace === "function") Error.captureStackTrace(e, withCallerStack);
+    throw e;
+  }
 }

@@ -11,12 +11,13 @@ import type { Engine, EngineOptions, ProgressMode, Submission } from "./engine/e
 import { submission } from "./engine/engine.ts";
 import { InlineEngine } from "./engine/inline-engine.ts";
 import type { Payload } from "./engine/payload.ts";
-import { CompletionKind, DONE, EP_FLAG_ERR_PEER, Op } from "./engine/records.ts";
+import { CompletionKind, DONE, EP_FLAG_ERR_PEER, MULTI_FLAG_IF_QUEUED, Op } from "./engine/records.ts";
 import type { Ring } from "./engine/ring.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
 import { turnDue, yieldToEventLoop } from "./engine/event-loop.ts";
 import { HybridEngine } from "./engine/hybrid-engine.ts";
-import { invalidArgument, UcxError } from "./errors.ts";
+import { connectionError, invalidArgument, UcxError } from "./errors.ts";
+import { abortError } from "./abort.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
@@ -113,7 +114,11 @@ export interface RecvResult {
 }
 
 export interface RecvOptions {
-  /** Cancels the receive: its Promise rejects with UCS_ERR_CANCELED. */
+  /**
+   * Cancels the receive, unless a message completed it first: its Promise rejects with a
+   * `UcxError` named `AbortError`, code UCS_ERR_CANCELED, `cause` the signal's reason (a
+   * `TimeoutError` DOMException for `AbortSignal.timeout()`).
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -339,9 +344,18 @@ export class Worker {
         } catch (e) {
           reject(e);
         }
-      } else reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
+      } else {
+        // The worker's close fails a receive nobody awaits (a forgotten one, a listener's): its
+        // rejection must not end the process as an unhandled one. Awaited, it still throws.
+        // (Asked of the table: in polling mode the close reaches here before `closing` is set.)
+        if (this.requests.closing) promise.catch(() => {});
+        reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
+      }
       this.updateActive();
-    }, keep, onArrive && ((status) => onArrive(id, status)));
+    }, keep, onArrive && ((status) => onArrive(id, status)), (reason) => {
+      reject(reason);
+      this.updateActive();
+    });
     try {
       // `s` is the caller's fresh submission() object: completed in place, not copied.
       (s as Submission).request = id;
@@ -369,14 +383,24 @@ export class Worker {
     return this.requests.has(id);
   }
 
-  /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`). */
-  ownRequest(id: number, owner: object): void {
-    this.requests.setOwner(id, owner);
+  /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`); `receive` for receives. */
+  ownRequest(id: number, owner: object, receive = false): void {
+    this.requests.setOwner(id, owner, receive);
   }
 
-  /** @internal The requests of endpoint `owner` whose Promises have not settled. */
-  unsettledRequestsOf(owner: object): number[] {
-    return this.requests.unsettledOf(owner);
+  /** @internal The receives (or the other requests) of endpoint `owner` whose Promises have not settled. */
+  unsettledRequestsOf(owner: object, receives = false): number[] {
+    return this.requests.unsettledOf(owner, receives);
+  }
+
+  /** @internal `promise` is what the application holds for request `id` (a wrapper of its own Promise). */
+  exposeRequest(id: number, promise: Promise<unknown>): void {
+    this.requests.expose(id, promise);
+  }
+
+  /** @internal Request `id`'s endpoint failed with `status`: its cancel (or "nothing queued") reports that. */
+  failRequestAs(id: number, status: number): void {
+    this.requests.failAs(id, status);
   }
 
   private updateActive(): void {
@@ -552,7 +576,8 @@ export class Worker {
     } catch (e) {
       this.endpoints.delete(id);
       await ep.close({ force: true }).catch(() => {});
-      throw e;
+      const status = (e as UcxError).status;
+      throw remote && status !== undefined ? connectionError(status, remote.host, remote.port, describeStatus) : e;
     }
     return ep;
   }
@@ -692,13 +717,13 @@ export class Worker {
   }
 
   /** @internal The receive, with its request id (endpoints track theirs). */
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions): { id: number; promise: Promise<RecvResult> } {
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, ifQueued = false): { id: number; promise: Promise<RecvResult> } {
     const bytes = asBytes(buffer);
     const [tagLo, tagHi] = tagWords(tag);
     const [maskLo, maskHi] = tagWords(mask, "tag mask");
-    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recv")) };
     const r = this.request(
-      submission({ op: Op.TagRecv, address: this.addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
+      submission({ op: ifQueued ? Op.TagRecvIfQueued : Op.TagRecv, address: this.addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
       bytes,
       "ucp_tag_recv_nbx",
       (length, lo, hi) => ({ tag: joinTag(lo, hi), length }),
@@ -711,7 +736,7 @@ export class Worker {
             )
           : undefined,
     );
-    this.cancelOnAbort(r, options.signal);
+    this.cancelOnAbort(r, options.signal, false, "recv");
     return r;
   }
 
@@ -727,14 +752,15 @@ export class Worker {
   }
 
   /** @internal The multi-receive, with its request id (endpoints track theirs). */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions): { id: number; promise: Promise<Uint8Array[]> } {
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, ifQueued = false): { id: number; promise: Promise<Uint8Array[]> } {
     const [tagLo, tagHi] = tagWords(tag);
     const [maskLo, maskHi] = tagWords(options.mask ?? FULL_MASK, "tag mask");
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
-    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recvMulti")) };
     let payload: Payload | undefined;
+    const flags = ifQueued ? MULTI_FLAG_IF_QUEUED : 0;
     const r = this.request(
-      submission({ op: Op.MultiRecv, tagLo, tagHi, maskLo, maskHi, length: maxBytes, handle: maxHeaders }),
+      submission({ op: Op.MultiRecv, tagLo, tagHi, maskLo, maskHi, length: maxBytes, handle: maxHeaders, flags }),
       null,
       "recvMulti",
       () => {
@@ -744,20 +770,20 @@ export class Worker {
       () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
       (id) => (payload = this.engine.takePayload(id)),
     );
-    this.cancelOnAbort(r, options.signal);
+    this.cancelOnAbort(r, options.signal, false, "recvMulti");
     return r;
   }
 
   /**
-   * @internal Wire an AbortSignal to cancel request `id`. With `rejectAtOnce` the Promise
-   * rejects on abort even though UCX cannot cancel the operation (stream receives): the buffer
-   * then stays with UCX until the endpoint closes.
+   * @internal Wire an AbortSignal to cancel request `id`: it rejects with an AbortError (abort.ts)
+   * once UCX reports it cancelled. With `rejectAtOnce` it rejects on abort even though UCX cannot
+   * cancel the operation (stream receives): the buffer then stays with UCX until the endpoint closes.
    */
-  cancelOnAbort(r: { id: number; promise: Promise<unknown> }, signal: AbortSignal | undefined, rejectAtOnce = false): void {
+  cancelOnAbort(r: { id: number; promise: Promise<unknown> }, signal: AbortSignal | undefined, rejectAtOnce = false, operation = "receive"): void {
     if (!signal) return;
     const onAbort = () => {
+      this.requests.abort(r.id, abortError(signal, operation), rejectAtOnce);
       this.cancel(r.id);
-      if (rejectAtOnce) this.settleEarly(r.id, UCS_ERR_CANCELED);
     };
     signal.addEventListener("abort", onAbort, { once: true });
     // One signal may serve thousands of receives: let go of each listener when its request ends.
@@ -773,11 +799,13 @@ export class Worker {
 
   /**
    * Is a message matching `tag`/`mask` waiting? Resolves with its tag and length, or null.
-   * The message stays queued for a later `recv`.
+   * The message stays queued for a later `recv`. It answers at once, so a signal only matters
+   * if it is aborted already (rejects as an aborted receive does).
    */
-  async probe(tag: Tag, mask: Tag = FULL_MASK): Promise<RecvResult | null> {
+  async probe(tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult | null> {
     const [tagLo, tagHi] = tagWords(tag);
     const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    if (options.signal?.aborted) throw abortError(options.signal, "probe");
     const { promise } = this.request(
       submission({ op: Op.TagProbe, tagLo, tagHi, maskLo, maskHi }),
       null,
@@ -875,6 +903,7 @@ export class Worker {
    */
   close(): Promise<void> {
     if (!this.closing) {
+      this.requests.markClosing();
       this.closing = (async () => {
         // Sends that resolved early are owed to the peer: let them finish (bounded: a dead peer
         // with error handling "none" may never complete them), then cancel the rest.
@@ -909,6 +938,3 @@ export class Worker {
   }
 }
 
-function canceled(message: string): UcxError {
-  return new UcxError("UCS_ERR_CANCELED", message, { status: UCS_ERR_CANCELED });
-}

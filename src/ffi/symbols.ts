@@ -120,6 +120,15 @@ export const symbols = {
   sched_yield: { lib: "c", args: [], result: "i32" },
   open_memstream: { lib: "c", args: ["ptr", "ptr"], result: "ptr" },
   fclose: { lib: "c", args: ["ptr"], result: "i32" },
+  // What UCX logs while a context is made (log-capture.ts): its log lines go to stdout (fd 1),
+  // lent to an in-memory file for that call, then copied back.
+  memfd_create: { lib: "c", args: ["cstr", "u32"], result: "i32" },
+  dup: { lib: "c", args: ["i32"], result: "i32" },
+  dup2: { lib: "c", args: ["i32", "i32"], result: "i32" },
+  close: { lib: "c", args: ["i32"], result: "i32" },
+  fflush: { lib: "c", args: ["ptr"], result: "i32" },
+  pread: { lib: "c", args: ["i32", "ptr", "usize", "i64"], result: "i64" },
+  write: { lib: "c", args: ["i32", "ptr", "usize"], result: "i64" },
   // The C environment UCX reads its configuration from (setenv before libucs loads; see load.ts).
   getenv: { lib: "c", args: ["cstr"], result: "ptr" },
   setenv: { lib: "c", args: ["cstr", "cstr", "i32"], result: "i32" },

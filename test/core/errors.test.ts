@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { check, statusName, ucx, UcxError, UCS_STATUS } from "../../src/index.ts";
+import { check, Context, statusName, ucx, UcxError, UCS_STATUS, Worker } from "../../src/index.ts";
 
 const test = suite("core/errors");
 
@@ -45,6 +45,28 @@ test("ucs_status_string through the FFI matches UCX's known texts", () => {
   assert.is(u.cString(u.ucs_status_string(0)), "Success");
   assert.is(u.cString(u.ucs_status_string(-16)), "Request canceled");
   assert.is(u.cString(u.ucs_status_string(-9)), "Message truncated");
+});
+
+test("a configuration UCX refuses: the error carries the reason UCX logged (context and worker, polling and thread)", async () => {
+  try {
+    new Context({ config: { TLS: "nosuch" } });
+    assert.unreachable("a context with TLS=nosuch was made");
+  } catch (e) {
+    assert.instance(e, UcxError);
+    assert.is((e as UcxError).code, "UCS_ERR_NO_DEVICE");
+    assert.match((e as Error).message, /UCX said: transport 'nosuch' is not available/);
+  }
+  for (const progressMode of ["polling", "thread"] as const) {
+    try {
+      const w = await Worker.create({ progressMode, config: { RNDV_THRESH: "banana" } });
+      await w.close();
+      assert.unreachable("a worker with RNDV_THRESH=banana was made");
+    } catch (e) {
+      assert.instance(e, UcxError, String(e));
+      assert.is((e as UcxError).code, "UCS_ERR_INVALID_PARAM");
+      assert.match((e as Error).message, /UCX said: Invalid value for RNDV_THRESH: 'banana'/);
+    }
+  }
 });
 
 test.run();

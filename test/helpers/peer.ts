@@ -7,7 +7,8 @@
  * argument: it accepts, then only receives, so the test can kill it mid-transfer. Told "multi",
  * it echoes multi-buffer batches instead: each batch received with tag 1 goes back with tag 2,
  * and a batch of zero frames (echoed too) ends it. Told "rma", it serves remote memory
- * (below); told "am", it echoes active messages.
+ * (below); told "am", it echoes active messages; told "farewell", it sends a fixed set of
+ * messages, closes and exits (below).
  * A watchdog ends it after 120 s whatever happens.
  */
 import process from "node:process";
@@ -30,6 +31,24 @@ if (behaviour === "multi") {
   }
   await worker.settled(ep.close());
   await worker.close();
+  process.exit(0);
+}
+
+if (behaviour === "farewell") {
+  // Send everything the endpoint-failure suite checks, close, and exit at once: 40 tag messages
+  // (tag 7, message i of FAREWELL_SIZES[i % 4] bytes, pattern i), multi-buffer batches of 1, 100
+  // and 101 frames (tags 8, 9, 10; frame i of 1 + (i * 37) % 300 bytes, pattern i), three active
+  // messages (user header [i], 50 + i bytes of pattern i).
+  const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, i) => (i * 31 + seed) & 255);
+  const sizes = [1, 100, 4096, 7000];
+  const sends: Promise<unknown>[] = [];
+  for (let i = 0; i < 40; i++) sends.push(ep.send(pattern(sizes[i % 4]!, i), 7));
+  for (const [k, frames] of [1, 100, 101].entries()) {
+    sends.push(ep.sendMulti(Array.from({ length: frames }, (_, i) => pattern(1 + ((i * 37) % 300), i)), 8 + k));
+  }
+  for (let i = 0; i < 3; i++) sends.push(ep.amSend(pattern(50 + i, i), { header: new Uint8Array([i]) }));
+  await worker.settled(Promise.all(sends));
+  await worker.settled(ep.close());
   process.exit(0);
 }
 

@@ -236,10 +236,11 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
   await drained;
   assert.equal(failures, [-25]);
   assert.is(pool.available, 1, "the chunk came back");
-  // A cancelled one (worker closing) is not a failure to report.
+  // A cancelled one is reported too: its bytes never left. The endpoint tells a lost send (its
+  // failure's close cancelled it) from one given up knowingly (a forced close, the worker's).
   path.send(1, "tag-send", 1, new Uint8Array(100), 0, 0, "send", sink);
   arrivals[1]!(2, -16);
-  assert.equal(failures, [-25]);
+  assert.equal(failures, [-25, -16]);
   assert.is(path.unfinished, 0);
 });
 

@@ -7,8 +7,12 @@
  * order: the `amRecv()` that reaches it rejects with UCX_TS_LIMIT_EXCEEDED, saying how many were
  * refused. A message whose header did not parse waits in line as an error the same way, so one
  * bad message fails one `amRecv()` and the endpoint goes on.
+ *
+ * When the endpoint fails, what is queued is still delivered, in order, and only then does
+ * `amRecv()` reject with the endpoint's error (`fail`); closing it (`close`) drops the queue.
  */
 import { UcxError } from "../errors.ts";
+import { abortError } from "../abort.ts";
 import type { AmCallbackAddress } from "./header.ts";
 
 /** One active message as the application receives it. */
@@ -44,6 +48,8 @@ export class AmInbox {
   private readonly waiters: Waiter[] = [];
   private messages = 0;
   private bytes = 0;
+  /** The endpoint's error, once it failed: what a receive gets when the queue is empty. */
+  private failed: UcxError | undefined;
 
   constructor(private readonly limits: Required<AmQueueLimits>) {}
 
@@ -83,7 +89,8 @@ export class AmInbox {
   take(signal?: AbortSignal): Promise<AmMessage> {
     const e = this.entries.shift();
     if (!e) {
-      if (signal?.aborted) return Promise.reject(canceled());
+      if (signal?.aborted) return Promise.reject(abortError(signal, "amRecv"));
+      if (this.failed) return Promise.reject(this.failed);
       return new Promise((resolve, reject) => {
         const w: Waiter = { resolve, reject };
         this.waiters.push(w);
@@ -92,7 +99,7 @@ export class AmInbox {
           const i = this.waiters.indexOf(w);
           if (i < 0) return; // already answered
           this.waiters.splice(i, 1);
-          reject(canceled());
+          reject(abortError(signal, "amRecv"));
         };
         signal.addEventListener("abort", onAbort, { once: true });
         // Let go of the listener once answered: one signal may serve many receives.
@@ -122,6 +129,15 @@ export class AmInbox {
     );
   }
 
+  /**
+   * The endpoint failed: every waiter rejects with `error` (nothing more will come to it), and so
+   * does every later receive once the messages already queued have been taken.
+   */
+  fail(error: UcxError): void {
+    this.failed ??= error;
+    for (const w of this.waiters.splice(0)) w.reject(error);
+  }
+
   /** Reject every waiter with `error` and forget what is queued. */
   close(error: UcxError): void {
     for (const w of this.waiters.splice(0)) w.reject(error);
@@ -129,8 +145,4 @@ export class AmInbox {
     this.messages = 0;
     this.bytes = 0;
   }
-}
-
-function canceled(): UcxError {
-  return new UcxError("UCS_ERR_CANCELED", "amRecv aborted", { status: -16 });
 }

@@ -29,6 +29,7 @@ import {
   SEND_FLAG_INLINE,
   SEND_FLAG_MEMH,
   EP_FLAG_ERR_PEER,
+  MULTI_FLAG_IF_QUEUED,
   Op,
   SUB,
   tagArgument,
@@ -259,8 +260,8 @@ export class Executor {
     if (options.features.includes("am")) this.am = new ActiveMessages(host);
     this.parts = {
       sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
-      recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone) =>
-        this.recvPart(owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone),
+      recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone, ifQueued) =>
+        this.recvPart(owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone, ifQueued),
       cancelParts: (owner) => {
         const q = this.partQueues.get(owner);
         if (q) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_cancel(this.worker, q.parts[i]!.request);
@@ -325,6 +326,9 @@ export class Executor {
         return this.tagSend(ring, w, id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
       case Op.TagRecv:
         return this.tagRecv(id, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
+      case Op.TagRecvIfQueued:
+        if (!this.queued(u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!)) return this.done(id, UCS_ERR_NO_MESSAGE);
+        return this.tagRecv(id, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
       case Op.TagProbe:
         return this.tagProbe(id, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!);
       case Op.StreamSend:
@@ -356,10 +360,12 @@ export class Executor {
       case Op.MultiSend:
         return this.multiSend(id, target, address, length, u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!);
       case Op.MultiRecv:
-        return this.multiRecv(id, [u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!], {
-          maxBytes: length,
-          maxHeaders: ring.f64[f + SUB.handle]!,
-        });
+        return this.multiRecv(
+          id,
+          [u32[w + SUB.tagLo]!, u32[w + SUB.tagHi]!, u32[w + SUB.maskLo]!, u32[w + SUB.maskHi]!],
+          { maxBytes: length, maxHeaders: ring.f64[f + SUB.handle]! },
+          (u32[w + SUB.flags]! & MULTI_FLAG_IF_QUEUED) !== 0,
+        );
       case Op.MemMap:
         this.rma.memMap(id, target, address, length);
         return this.shareMemory(target);
@@ -654,6 +660,16 @@ export class Executor {
     if (!this.track(id, r, "tagRecv", 0)) return this.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
   }
 
+  /**
+   * Does UCX hold a message matching (tag, mask) in its unexpected queue? Asked right before a
+   * receive on a failed endpoint is posted, in the same step of this thread, so that no other
+   * receive can take the message in between: the receive then matches it at once, and a receive
+   * nothing can satisfy is refused instead of waiting forever for a peer that is gone.
+   */
+  private queued(tagLo: number, tagHi: number, maskLo: number, maskHi: number): boolean {
+    return this.u.ucp_tag_probe_nb(this.worker, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), 0, this.recvInfoAddress) !== 0;
+  }
+
   private tagProbe(id: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
     const message = this.u.ucp_tag_probe_nb(this.worker, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), 0, this.recvInfoAddress);
     if (message === 0) return this.done(id, UCS_ERR_NO_MESSAGE);
@@ -706,7 +722,7 @@ export class Executor {
     batch.start(ep, descriptor, count, tagLo, tagHi);
   }
 
-  private multiRecv(id: number, tag: [number, number, number, number], limits: { maxBytes: number; maxHeaders: number }): void {
+  private multiRecv(id: number, tag: [number, number, number, number], limits: { maxBytes: number; maxHeaders: number }, ifQueued: boolean): void {
     const batch = new MultiReceive(
       this.parts,
       id,
@@ -714,6 +730,7 @@ export class Executor {
       limits,
       (bid, status, value, payload) => this.batchDone(bid, status, value, payload),
       (r) => this.multiQueues.release(r),
+      ifQueued,
     );
     this.batches.set(id, batch);
     this.multiQueues.add(batch, tag);
@@ -744,7 +761,9 @@ export class Executor {
     maskLo: number,
     maskHi: number,
     onDone: PartDone,
+    ifQueued: boolean,
   ): void {
+    if (ifQueued && !this.queued(tagLo, tagHi, maskLo, maskHi)) return onDone(UCS_ERR_NO_MESSAGE, 0, 0, 0);
     const r = this.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
     if (ptrIsError(r)) return onDone(r, 0, 0, 0);
     const part: OwnedRequest = { request: r, kind: "tagRecv", onDone };

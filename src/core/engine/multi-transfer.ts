@@ -34,8 +34,21 @@ export type PartDone = (status: number, length: number, tagLo: number, tagHi: nu
 export interface PartPoster {
   /** Post a tag send on endpoint `ep`; `onDone` may run before this returns. */
   sendPart(owner: object, ep: number, address: number, length: number, tagLo: number, tagHi: number, onDone: PartDone): void;
-  /** Post a tag receive; `onDone` may run before this returns. */
-  recvPart(owner: object, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number, onDone: PartDone): void;
+  /**
+   * Post a tag receive; `onDone` may run before this returns. `ifQueued`: only if UCX holds a
+   * matching message already, else `onDone(UCS_ERR_NO_MESSAGE)` (a failed endpoint's batch).
+   */
+  recvPart(
+    owner: object,
+    address: number,
+    length: number,
+    tagLo: number,
+    tagHi: number,
+    maskLo: number,
+    maskHi: number,
+    onDone: PartDone,
+    ifQueued: boolean,
+  ): void;
   /** Ask UCX to cancel every part of `owner` still in flight. */
   cancelParts(owner: object): void;
   addressOf(bytes: Uint8Array): number;
@@ -119,6 +132,11 @@ export class MultiReceive {
     private readonly done: BatchDone,
     /** Called once this receive no longer needs its tag to itself (frames posted, or failed). */
     private readonly onRelease: (r: MultiReceive) => void,
+    /**
+     * The sender's endpoint failed: take only messages UCX holds already. A batch completes when
+     * all its headers and frames are there; the first one missing fails it (nothing more comes).
+     */
+    private readonly ifQueued = false,
   ) {}
 
   /** Begin with the first header receive (when this receive is at the head of its tag queue). */
@@ -144,7 +162,7 @@ export class MultiReceive {
     this.remaining++;
     this.poster.recvPart(this, this.poster.addressOf(this.header), HEADER_BYTES, lo, hi, maskLo, maskHi, (status, length, tLo, tHi) =>
       this.onHeader(status, length, tLo, tHi),
-    );
+    this.ifQueued);
   }
 
   private onHeader(status: number, length: number, tagLo: number, tagHi: number): void {
@@ -196,7 +214,7 @@ export class MultiReceive {
       this.remaining++;
       this.poster.recvPart(this, this.poster.addressOf(new Uint8Array(buffer)), expected, lo, hi, 0xffffffff, 0xffffffff, (status, length) =>
         this.onFrame(i, expected, status, length),
-      );
+      this.ifQueued);
     }
     this.release();
     this.posted = true;

@@ -82,6 +82,11 @@ export const Op = {
   AmSend: 30,
   /** Receive UCX active messages with id `target` (id 0, UCXX's, is set up with the worker). */
   AmRegister: 31,
+  /**
+   * A tag receive on a failed endpoint (fields as TagRecv): posted only if UCX already holds a
+   * matching message, else it completes at once with UCS_ERR_NO_MESSAGE (nothing can come).
+   */
+  TagRecvIfQueued: 32,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 
@@ -119,6 +124,8 @@ export const SEND_FLAG_INLINE = 1;
 export const SEND_FLAG_MEMH = 2;
 /** The memory id of the bounce pool, registered by the executor at start (the worker's ids start at 1). */
 export const BOUNCE_POOL_MEMORY = 0;
+/** MultiRecv flags: every part is received only if UCX already holds it (see TagRecvIfQueued). */
+export const MULTI_FLAG_IF_QUEUED = 1;
 /** Close flags in a submission. */
 export const CLOSE_FLAG_FORCE = 1;
 

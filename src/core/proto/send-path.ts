@@ -22,7 +22,6 @@ import type { Operation, SendProtocol } from "./protocols.ts";
 import type { ProtocolSelector } from "./selector.ts";
 
 const UCS_OK = 0;
-const UCS_ERR_CANCELED = -16;
 
 /** What the send path needs of the worker (its request table). */
 export interface SendHost {
@@ -115,7 +114,7 @@ export class SendPath {
     const onArrive = (_id: number, status: number) => {
       if (chunk >= 0) this.pool.release(chunk);
       if (!submitted) return;
-      if (status !== UCS_OK && status !== UCS_ERR_CANCELED) sink.failAfterSend(status);
+      if (status !== UCS_OK) sink.failAfterSend(status); // the sink tells a lost send from one given up
       if (--this.unfinishedCount === 0) {
         const waiting = this.drained;
         this.drained = [];

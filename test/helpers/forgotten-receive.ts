@@ -1,0 +1,18 @@
+/**
+ * Child process: receives nobody awaits (worker-wide, on an endpoint, multi-buffer, active
+ * message), then `worker.close()`. Their rejections must not end the process as unhandled:
+ * it prints "alive" 200 ms later and exits 0.
+ */
+import process from "node:process";
+import { Worker } from "../../src/index.ts";
+
+const mode = (process.argv[2] ?? "thread") as "thread";
+const w = await Worker.create({ progressMode: mode });
+const ep = await w.settled(w.connect(await w.settled(w.address())));
+void w.recv(new Uint8Array(8), 1);
+void ep.recv(new Uint8Array(8), 2);
+void ep.recvMulti(3);
+void ep.amRecv();
+await w.close();
+await new Promise((r) => setTimeout(r, 200));
+console.log("alive");
