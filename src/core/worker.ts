@@ -34,6 +34,7 @@ import { SendPath } from "./proto/send-path.ts";
 import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
+import { checkWorkerAddress, wrapWorkerAddress } from "./worker-address.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
 
 const UCS_OK = 0;
@@ -487,9 +488,17 @@ export class Worker {
 
   // --- addresses, endpoints, listeners -------------------------------------------------------
 
-  /** This worker's UCP address: hand it to a peer, which connects with `connect(address)`. */
-  address(): Promise<Uint8Array> {
-    return this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+  /**
+   * This worker's UCP address: hand it to a peer, which connects with `connect(address)`.
+   * It comes in ucx-ts's envelope (length and CRC-32 around UCX's bytes), so that a copy
+   * corrupted or truncated on its way is refused with UCS_ERR_INVALID_ADDR instead of aborting
+   * the peer inside UCX. `{ format: "ucx" }` gives UCX's plain bytes, for UCXX or C peers.
+   */
+  async address(options: { format?: "ucx-ts" | "ucx" } = {}): Promise<Uint8Array> {
+    const format = options.format ?? "ucx-ts";
+    if (format !== "ucx-ts" && format !== "ucx") throw invalidArgument(`address format must be 'ucx-ts' or 'ucx', got '${format}'`);
+    const ucx = await this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+    return format === "ucx" ? ucx : wrapWorkerAddress(ucx);
   }
 
   /**
@@ -538,8 +547,7 @@ export class Worker {
       keep = await sockaddr(peer.host, peer.port);
       s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: this.addressOf(keep), length: keep.length, flags });
     } else {
-      keep = asBytes(peer as BufferLike, "peer address");
-      if (keep.length === 0) throw invalidArgument("peer address is empty");
+      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"));
       s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(keep), length: keep.length, flags });
     }
     const ep = new Endpoint(this, id, errorHandling, remote);
