@@ -75,6 +75,8 @@ export interface MemMapOptions {
    * "ucx" UCX itself (UCP_MEM_MAP_ALLOCATE), which lets shared-memory transports reach it
    * directly (ucx_perftest's put_bw measures such memory). Its `bytes` are a view of UCX's
    * memory that `unmap()` detaches: keep no other view of it.
+   * A size beyond physical memory, and for "ucx" beyond the free space of /dev/shm (where UCX's
+   * posix allocator puts it), is refused with UCS_ERR_NO_MEMORY before UCX sees it.
    */
   readonly allocator?: "js" | "ucx";
 }

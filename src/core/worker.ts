@@ -21,6 +21,7 @@ import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
+import { allocateForMemMap, checkMemMapSize } from "./memory-limits.ts";
 import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
 import { DEFAULT_AM_LIMITS, type AmInbox, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
 import { AmRouter, type AmHandler } from "./am/router.ts";
@@ -596,7 +597,9 @@ export class Worker {
     if (typeof memory === "number") {
       if (!Number.isSafeInteger(memory) || memory < 1) throw invalidArgument(`memMap needs a size of at least 1 byte, got ${memory}`);
       length = memory;
-      if (options.allocator !== "ucx") bytes = new Uint8Array(memory);
+      const allocator = options.allocator === "ucx" ? "ucx" : "js";
+      checkMemMapSize(memory, allocator);
+      if (allocator === "js") bytes = allocateForMemMap(memory);
     } else {
       if (options.allocator === "ucx") throw invalidArgument("memMap: allocator 'ucx' is for a size, not for a buffer of yours");
       bytes = asBytes(memory, "memory");
