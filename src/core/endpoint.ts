@@ -10,6 +10,7 @@ import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
 import { invalidArgument, statusName, UcxError } from "./errors.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import { parsePackedKey, RemoteKey } from "./memory.ts";
+import { atomicOperand } from "./atomic-operand.ts";
 import { encodeAmHeader, RESERVED_OWNER } from "./am/header.ts";
 import type { AmMessage } from "./am/inbox.ts";
 
@@ -299,9 +300,9 @@ export class Endpoint {
     const scratch = new Uint8Array(16);
     const view = new DataView(scratch.buffer);
     const write = (at: number, v: number | bigint, what: string) => {
-      if (typeof v === "number" && !Number.isInteger(v)) throw invalidArgument(`atomic: ${what} must be an integer, got ${v}`);
-      if (bits === 64) view.setBigUint64(at, BigInt.asUintN(64, BigInt(v)), true);
-      else view.setUint32(at, Number(BigInt.asUintN(32, BigInt(v))), true);
+      const word = atomicOperand(v, bits, what);
+      if (bits === 64) view.setBigUint64(at, word, true);
+      else view.setUint32(at, Number(word), true);
     };
     if (op === "cswap") {
       write(0, options.compare!, "compare");
