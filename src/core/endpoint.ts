@@ -328,10 +328,15 @@ export class Endpoint {
     return rkey.inFlight.hold(p);
   }
 
-  /** Send `buffer` on the endpoint's byte stream (resolves as `send` does). */
+  /**
+   * Send `buffer` on the endpoint's byte stream (resolves as `send` does). An empty buffer
+   * resolves at once and sends nothing: a stream has no message boundaries, so 0 bytes do not
+   * exist on it (and UCX 1.13 aborts the receiving process on a 0-byte stream send).
+   */
   streamSend(buffer: BufferLike): Promise<void> {
     this.assertUsable();
     const bytes = asBytes(buffer);
+    if (bytes.length === 0) return Promise.resolve(); // never to UCX: see above
     return this.track(this.worker.sendPath.send(Op.StreamSend, "stream-send", this.id, bytes, 0, 0, "ucp_stream_send_nbx", this));
   }
 
