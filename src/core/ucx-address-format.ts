@@ -56,8 +56,20 @@ function malformed(why: string, offset: number): UcxError {
   return new UcxError("UCS_ERR_INVALID_ADDR", `malformed UCX worker address: ${why} (at byte ${offset})`, { status: UCS_STATUS.UCS_ERR_INVALID_ADDR });
 }
 
-/** Throws `UCS_ERR_INVALID_ADDR` unless `address` is a packed UCX worker address in full. */
-export function checkUcxAddressStructure(address: Uint8Array): void {
+/** One transport address found in a packed worker address. */
+export interface TransportAddress {
+  /** UCX's 16-bit checksum of the transport's name: how UCX matches it to its own transports. */
+  readonly nameChecksum: number;
+  readonly deviceLength: number;
+  readonly ifaceLength: number;
+}
+
+/**
+ * Throws `UCS_ERR_INVALID_ADDR` unless `address` is a packed UCX worker address in full.
+ * Returns its transport addresses (for `checkTransportLengths`).
+ */
+export function checkUcxAddressStructure(address: Uint8Array): TransportAddress[] {
+  const found: TransportAddress[] = [];
   if (address.length === 0) throw invalidArgument("peer address is empty");
   let at = 0;
   const need = (n: number, what: string) => {
@@ -94,7 +106,7 @@ export function checkUcxAddressStructure(address: Uint8Array): void {
     need(nameLength, "worker name");
     at += nameLength;
   }
-  if (byte("first device") === NULL_RESOURCE) return void end(at);
+  if (byte("first device") === NULL_RESOURCE) return end(at);
   at--;
 
   let transports = 0;
@@ -119,6 +131,7 @@ export function checkUcxAddressStructure(address: Uint8Array): void {
     for (let lastTransport = emptyDevice; !lastTransport; ) {
       if (++transports > MAX_RESOURCES) throw malformed(`more than ${MAX_RESOURCES} transport addresses`, at);
       need(2, "transport name checksum");
+      const nameChecksum = address[at]! | (address[at + 1]! << 8);
       at += 2;
       const attrLength = version === VERSION_V1 ? IFACE_ATTR_V1 : IFACE_ATTR_V2;
       need(attrLength, "interface attributes");
@@ -128,14 +141,42 @@ export function checkUcxAddressStructure(address: Uint8Array): void {
       const ifaceLength = extended(ifaceByte, IFACE_LEN_MASK, version, "interface address length");
       need(ifaceLength, "interface address");
       at += ifaceLength;
+      found.push({ nameChecksum, deviceLength, ifaceLength });
       // ucp_worker_get_address packs no endpoint addresses (they exist only in wireup messages
       // for an endpoint): one here is not an address a worker gave out.
       if (ifaceByte & FLAG_HAS_EP_ADDR) throw malformed("endpoint addresses in a worker address", at);
     }
   }
-  end(at);
+  return end(at);
 
-  function end(offset: number): void {
+  function end(offset: number): TransportAddress[] {
     if (offset !== address.length) throw malformed(`${address.length - offset} bytes after the last device`, offset);
+    return found;
+  }
+}
+
+/**
+ * UCX hands a transport a NULL device or interface address when its length is 0, and a
+ * transport that has one dereferences it (a bit flip that zeroed a length segfaulted in
+ * ucp_wireup_is_reachable here). Which transports have empty addresses (self's device) is
+ * known from this worker's own address: a peer's address for one of the same transports
+ * must not be empty where ours is not. Transports this worker lacks are never used for it.
+ */
+export function checkTransportLengths(peer: readonly TransportAddress[], local: readonly TransportAddress[]): void {
+  const nonEmpty = new Map<number, { device: boolean; iface: boolean }>();
+  for (const t of local) {
+    const seen = nonEmpty.get(t.nameChecksum) ?? { device: false, iface: false };
+    nonEmpty.set(t.nameChecksum, { device: seen.device || t.deviceLength > 0, iface: seen.iface || t.ifaceLength > 0 });
+  }
+  for (const t of peer) {
+    const ours = nonEmpty.get(t.nameChecksum);
+    if (!ours) continue;
+    if ((ours.device && t.deviceLength === 0) || (ours.iface && t.ifaceLength === 0)) {
+      throw new UcxError(
+        "UCS_ERR_INVALID_ADDR",
+        `malformed UCX worker address: an empty ${t.deviceLength === 0 ? "device" : "interface"} address for transport 0x${t.nameChecksum.toString(16)}, whose addresses are not empty here`,
+        { status: UCS_STATUS.UCS_ERR_INVALID_ADDR },
+      );
+    }
   }
 }

@@ -21,7 +21,7 @@ import process from "node:process";
 import { crc32 } from "./crc32.ts";
 import { UCS_STATUS } from "../ffi/index.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
-import { checkUcxAddressStructure } from "./ucx-address-format.ts";
+import { checkTransportLengths, checkUcxAddressStructure } from "./ucx-address-format.ts";
 
 const MAGIC = [0x55, 0x57, 0x41, 0x31]; // "UWA1"
 const HEADER = 16;
@@ -72,8 +72,10 @@ export function unwrapWorkerAddress(envelope: Uint8Array): Uint8Array {
  * harm: an intact envelope from `worker.address()`, or a plain UCX address whose structure
  * holds. Returns the bytes to hand to `ucp_ep_create` (the raw UCX address, copied, followed
  * by zero padding that UCX never reads unless a transport address is shorter than it should be).
+ * `local`, the connecting worker's own plain UCX address, adds the check that no transport
+ * address UCX would use is empty where this worker's is not (see checkTransportLengths).
  */
-export function checkWorkerAddress(address: Uint8Array): Uint8Array {
+export function checkWorkerAddress(address: Uint8Array, local?: Uint8Array): Uint8Array {
   if (address.length === 0) throw invalidArgument("peer address is empty");
   const enveloped = isWorkerAddressEnvelope(address);
   const ucx = enveloped ? unwrapWorkerAddress(address) : address;
@@ -81,7 +83,8 @@ export function checkWorkerAddress(address: Uint8Array): Uint8Array {
   // which a UCX worker produced, is then all that can be checked; a plain address is refused.
   if (!enveloped || !unifiedMode()) {
     try {
-      checkUcxAddressStructure(ucx);
+      const transports = checkUcxAddressStructure(ucx);
+      if (local) checkTransportLengths(transports, checkUcxAddressStructure(local));
     } catch (e) {
       if (!enveloped && unifiedMode()) {
         throw invalidAddress("UCX_UNIFIED_MODE is on: only worker addresses from ucx-ts (with their checksum) are accepted");

@@ -502,6 +502,17 @@ export class Worker {
     return format === "ucx" ? ucx : wrapWorkerAddress(ucx);
   }
 
+  /** This worker's plain UCX address, asked once: connect() checks peers' addresses against it. */
+  private ownUcxAddress(): Promise<Uint8Array> {
+    if (!this.ownAddress) {
+      this.ownAddress = this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+      this.ownAddress.catch(() => (this.ownAddress = undefined)); // asked again next time
+    }
+    return this.ownAddress;
+  }
+
+  private ownAddress: Promise<Uint8Array> | undefined;
+
   /**
    * Bytes the executor copies out of UCX (worker address, packed remote key) into a buffer of
    * ours: the executor answers UCS_ERR_BUFFER_TOO_SMALL with the size needed, and we ask again.
@@ -548,7 +559,7 @@ export class Worker {
       keep = await sockaddr(peer.host, peer.port);
       s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: this.addressOf(keep), length: keep.length, flags });
     } else {
-      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"));
+      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
       s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(keep), length: keep.length, flags });
     }
     const ep = new Endpoint(this, id, errorHandling, remote);

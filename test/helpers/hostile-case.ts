@@ -65,8 +65,45 @@ async function legitimateTransfer(from: Endpoint = ab): Promise<void> {
   if (back.join() !== "9,8,7") throw new Error(`legitimate transfer back delivered ${back.join()}`);
 }
 
-function count(map: Record<string, number>, key: string): void {
-  map[key] = (map[key] ?? 0) + 1;
+function count(map: Record<string, number>, key: string, n = 1): void {
+  map[key] = (map[key] ?? 0) + n;
+}
+
+/**
+ * Copies of a version-1 packed worker address (what ucp_worker_get_address gives by default)
+ * with one non-empty device or interface address cut to 0 bytes. Walked here independently of
+ * src/core/ucx-address-format.ts, from UCX's address.c layout.
+ */
+function emptiedTransportAddresses(address: Uint8Array): { what: string; bytes: Uint8Array }[] {
+  if ((address[0]! & 0x0f) !== 0) return []; // v2: not walked here
+  const cut = (lengthAt: number, mask: number, start: number, length: number, what: string) => {
+    const bytes = Uint8Array.from([...address.subarray(0, start), ...address.subarray(start + length)]);
+    bytes[lengthAt] = bytes[lengthAt]! & ~mask;
+    return { what, bytes };
+  };
+  const out: { what: string; bytes: Uint8Array }[] = [];
+  const flags = address[0]! >> 4;
+  let at = 1 + 8 + (flags & 4 ? 8 : 0);
+  if (flags & 1) at += 1 + address[at]!;
+  for (let lastDevice = false, d = 0; !lastDevice; d++) {
+    const empty = (address[at++]! & 0x80) !== 0;
+    const deviceAt = at++;
+    const deviceByte = address[deviceAt]!;
+    lastDevice = (deviceByte & 0x80) !== 0;
+    at += (deviceByte & 0x40 ? 1 : 0) + (deviceByte & 0x20 ? 1 : 0);
+    const deviceLength = deviceByte & 0x1f;
+    if (deviceLength > 0 && !empty) out.push(cut(deviceAt, 0x1f, at, deviceLength, `device ${d} address emptied`));
+    at += deviceLength;
+    for (let lastTransport = empty, t = 0; !lastTransport; t++) {
+      at += 2 + 16; // name checksum, v1 interface attributes
+      const ifaceAt = at++;
+      lastTransport = (address[ifaceAt]! & 0x80) !== 0;
+      const ifaceLength = address[ifaceAt]! & 0x3f;
+      if (ifaceLength > 0) out.push(cut(ifaceAt, 0x3f, at, ifaceLength, `device ${d} transport ${t} interface address emptied`));
+      at += ifaceLength;
+    }
+  }
+  return out;
 }
 
 const cases: Record<string, () => Promise<Record<string, unknown>>> = {
@@ -112,6 +149,16 @@ const cases: Record<string, () => Promise<Record<string, unknown>>> = {
         count(outcomes, e.code);
       }
     }
+    // Crafted: a transport's device or interface address cut to 0 bytes (structure kept). UCX
+    // gives the transport NULL for it, and a bit flip that did this segfaulted in
+    // ucp_wireup_is_reachable; refused where this worker's own address for it is not empty.
+    let crafted = 0;
+    for (const cut of emptiedTransportAddresses(plain)) {
+      await refused(`connect(${cut.what})`, () => a.connect(cut.bytes), ["UCS_ERR_INVALID_ADDR"]);
+      crafted++;
+    }
+    if (crafted === 0) throw new Error("no transport address to empty in this worker's address");
+    count(outcomes, "crafted refused", crafted);
     // Intact addresses still connect, in both forms.
     for (const good of [envelope, plain]) await run(run(a.connect(good)).then((ep) => ep.close({ force: true })));
     await legitimateTransfer();
