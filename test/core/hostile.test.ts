@@ -16,15 +16,16 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runScript } from "../helpers/spawn.ts";
 
-const CASES = ["zero-stream", "address-fuzz", "rkey-fuzz", "memmap-huge", "detached", "empty-host", "atomic-range"] as const;
+const CASES = ["zero-stream", "address-fuzz", "rkey-fuzz", "memmap-huge", "detached", "empty-host", "atomic-range", "peer-closes-first"] as const;
 const WHAT: Record<(typeof CASES)[number], string> = {
   "zero-stream": "a 0-byte streamSend resolves without reaching the wire, and the stream still carries data",
   "address-fuzz": "random, truncated, extended and bit-flipped worker addresses give typed errors, never an abort",
   "rkey-fuzz": "truncated, corrupted and structurally crafted remote keys give typed errors, never a crash",
   "memmap-huge": "memMap(2^40) with either allocator is UCS_ERR_NO_MEMORY at once, and leaves no shared-memory file",
-  detached: "every operation refuses detached buffers of every kind with UCX_TS_INVALID_ARGUMENT",
+  detached: "every operation refuses detached (and resizable, where the runtime has them) buffers of every kind with UCX_TS_INVALID_ARGUMENT",
   "empty-host": 'connect({ host: "" }) is UCX_TS_INVALID_ARGUMENT',
   "atomic-range": "atomic operands beyond the word are UCX_TS_INVALID_ARGUMENT; ones that fit still apply",
+  "peer-closes-first": "connect/close against peers that close first: failures reach only their endpoint, nothing escapes progress()",
 };
 
 /**
