@@ -56,7 +56,6 @@ for (const mode of ["thread", "polling"]) {
         assert.is(report.ok, true, where);
         if (name.endsWith("-fuzz")) {
           const outcomes = report.outcomes as Record<string, number>;
-          assert.ok(report.attempts > 100, `${name}: only ${report.attempts} inputs in ${seconds} s`);
           // The checks refused most inputs before UCX: proof that they, not luck, kept the process alive.
           const refusedEarly = (outcomes.UCS_ERR_INVALID_ADDR ?? 0) + (outcomes.refused ?? 0);
           assert.ok(refusedEarly > report.attempts / 2, `${name}: ${JSON.stringify(outcomes)}`);

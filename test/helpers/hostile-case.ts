@@ -41,6 +41,9 @@ const rand = random(seed);
 const int = (n: number) => Math.floor(rand() * n);
 const randomBytes = (n: number) => Uint8Array.from({ length: n }, () => int(256));
 const fuzzMs = 1000 * Number(process.env.UCX_TS_FUZZ_SECONDS || 2);
+/** Fuzz inputs tried whatever the time: a loaded machine must not make a fuzz case vacuous. */
+const FUZZ_MIN_INPUTS = 200;
+const fuzzing = (started: number, n: number) => n < FUZZ_MIN_INPUTS || Date.now() - started < fuzzMs;
 
 /** `p` (or the call that makes it) must fail with a UcxError of one of `codes`. */
 async function refused(what: string, make: () => unknown, codes: readonly string[]): Promise<string> {
@@ -125,7 +128,7 @@ const cases: Record<string, () => Promise<Record<string, unknown>>> = {
     const outcomes: Record<string, number> = {};
     const started = Date.now();
     let n = 0;
-    while (Date.now() - started < fuzzMs) {
+    while (fuzzing(started, n)) {
       const kind = n++ % 5;
       const base = n % 2 ? envelope : plain;
       let bytes: Uint8Array;
@@ -178,7 +181,7 @@ const cases: Record<string, () => Promise<Record<string, unknown>>> = {
     const outcomes: Record<string, number> = {};
     const started = Date.now();
     let n = 0;
-    while (Date.now() - started < fuzzMs) {
+    while (fuzzing(started, n)) {
       const kind = n++ % 3;
       let bytes: Uint8Array;
       if (kind === 0) bytes = Uint8Array.from([...key.subarray(0, 32), ...randomBytes(int(64))]); // prefix + garbage
