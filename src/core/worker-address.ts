@@ -73,7 +73,9 @@ export function unwrapWorkerAddress(envelope: Uint8Array): Uint8Array {
  * holds. Returns the bytes to hand to `ucp_ep_create` (the raw UCX address, copied, followed
  * by zero padding that UCX never reads unless a transport address is shorter than it should be).
  * `local`, the connecting worker's own plain UCX address, adds the check that no transport
- * address UCX would use is empty where this worker's is not (see checkTransportLengths).
+ * address UCX would use is empty where this worker's is not (see checkTransportLengths):
+ * without it a crafted address with a transport address cut to 0 bytes still segfaults UCX,
+ * so every caller that has a worker at hand (connect, the listener's hello) should pass it.
  */
 export function checkWorkerAddress(address: Uint8Array, local?: Uint8Array): Uint8Array {
   if (address.length === 0) throw invalidArgument("peer address is empty");
