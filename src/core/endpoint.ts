@@ -12,6 +12,7 @@ import { invalidArgument, statusName, UcxError, withCallerStack } from "./errors
 import { ReceiveDrain } from "./endpoint-drain.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import { parsePackedKey, RemoteKey } from "./memory.ts";
+import { atomicOperand } from "./atomic-operand.ts";
 import { encodeAmHeader, RESERVED_OWNER } from "./am/header.ts";
 import type { AmMessage } from "./am/inbox.ts";
 
@@ -324,9 +325,9 @@ export class Endpoint {
     const scratch = new Uint8Array(16);
     const view = new DataView(scratch.buffer);
     const write = (at: number, v: number | bigint, what: string) => {
-      if (typeof v === "number" && !Number.isInteger(v)) throw invalidArgument(`atomic: ${what} must be an integer, got ${v}`);
-      if (bits === 64) view.setBigUint64(at, BigInt.asUintN(64, BigInt(v)), true);
-      else view.setUint32(at, Number(BigInt.asUintN(32, BigInt(v))), true);
+      const word = atomicOperand(v, bits, what);
+      if (bits === 64) view.setBigUint64(at, word, true);
+      else view.setUint32(at, Number(word), true);
     };
     if (op === "cswap") {
       write(0, options.compare!, "compare");
@@ -352,10 +353,15 @@ export class Endpoint {
     return rkey.inFlight.hold(p);
   }
 
-  /** Send `buffer` on the endpoint's byte stream (resolves as `send` does). */
+  /**
+   * Send `buffer` on the endpoint's byte stream (resolves as `send` does). An empty buffer
+   * resolves at once and sends nothing: a stream has no message boundaries, so 0 bytes do not
+   * exist on it (and UCX 1.13 aborts the receiving process on a 0-byte stream send).
+   */
   streamSend(buffer: BufferLike): Promise<void> {
     this.assertUsable();
     const bytes = asBytes(buffer);
+    if (bytes.length === 0) return Promise.resolve(); // never to UCX: see above
     return this.track(this.worker.sendPath.send(Op.StreamSend, "stream-send", this.id, bytes, 0, 0, "ucp_stream_send_nbx", this));
   }
 

@@ -10,26 +10,63 @@
  * What `packRkey()` returns travels to the peer by any means (a tag message, a file); it is
  * ucx-ts's own small format around UCX's packed key:
  *
- *   0  magic     4 bytes "URK1"
- *   4  reserved  u32 (0)
+ *   0  magic     4 bytes "URK2"
+ *   4  size      u32  size of UCX's packed key at 32
  *   8  address   u64  where the memory starts in the owner's address space
  *  16  length    u64  its size in bytes
- *  24  rkey      UCX's packed remote key (ucp_rkey_pack), to the end
+ *  24  crc32     u32  CRC-32 of bytes 0..23 and of UCX's key
+ *  28  reserved  u32  (0)
+ *  32  rkey      UCX's packed remote key (ucp_rkey_pack), `size` bytes
+ *
+ * UCX unpacks a key without knowing its length and trusts every byte (a corrupted one can
+ * crash the process): the size and checksum catch truncation and corruption in transit, and
+ * ucx-rkey-format.ts checks the structure of UCX's part before UCX sees it.
  */
+import { UCS_STATUS } from "../ffi/index.ts";
+import { crc32 } from "./crc32.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
+import { checkUcxRkeyStructure } from "./ucx-rkey-format.ts";
 
-const MAGIC = [0x55, 0x52, 0x4b, 0x31]; // "URK1"
-const PREFIX = 24;
+const MAGIC = [0x55, 0x52, 0x4b, 0x32]; // "URK2"
+const PREFIX = 32;
+/** Zero bytes after the key given to UCX (see ucx-rkey-format.ts: a short MD key reads these). */
+const PADDING = 256;
 
-/** A packed key, split into its parts. Throws `UCX_TS_INVALID_ARGUMENT` for anything else. */
+/**
+ * A packed key, split into its parts; `rkey` is UCX's key, copied and zero-padded for
+ * `ucp_ep_rkey_unpack`. Throws `UCX_TS_INVALID_ARGUMENT` for what is not a packed key at all,
+ * `UCS_ERR_INVALID_PARAM` for one that is truncated, corrupted or malformed.
+ */
 export function parsePackedKey(bytes: Uint8Array): { address: number; length: number; rkey: Uint8Array } {
-  if (bytes.length <= PREFIX || MAGIC.some((m, i) => bytes[i] !== m)) {
-    throw invalidArgument("not a packed remote key (expected what MemoryHandle.packRkey() returns)");
+  if (bytes.length < MAGIC.length || MAGIC.some((m, i) => bytes[i] !== m)) {
+    const old = bytes.length >= 4 && bytes[3] === 0x31 && MAGIC.slice(0, 3).every((m, i) => bytes[i] === m);
+    throw invalidArgument(
+      old
+        ? "a remote key in the older 'URK1' format (no checksum): pack it again with this version's MemoryHandle.packRkey()"
+        : "not a packed remote key (expected what MemoryHandle.packRkey() returns)",
+    );
   }
+  if (bytes.length < PREFIX) throw corrupt(`truncated: ${bytes.length} bytes, the header alone is ${PREFIX}`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const address = Number(view.getBigUint64(8, true));
-  const length = Number(view.getBigUint64(16, true));
-  return { address, length, rkey: bytes.slice(PREFIX) };
+  const size = view.getUint32(4, true);
+  if (bytes.length !== PREFIX + size) throw corrupt(`${bytes.length} bytes, its header says ${PREFIX + size}: truncated or extended`);
+  // Outside the checksum, so held to its one value: a flipped bit there is corruption too.
+  if (view.getUint32(28, true) !== 0) throw corrupt("reserved header bytes are not zero: corrupted in transit");
+  const ucx = bytes.subarray(PREFIX);
+  if (crc32(bytes.subarray(0, 24), ucx) !== view.getUint32(24, true)) throw corrupt("checksum mismatch: corrupted in transit");
+  checkUcxRkeyStructure(ucx);
+  const address = view.getBigUint64(8, true);
+  const length = view.getBigUint64(16, true);
+  if (address > BigInt(Number.MAX_SAFE_INTEGER) || length > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw corrupt("address or length beyond 2^53");
+  }
+  const rkey = new Uint8Array(ucx.length + PADDING);
+  rkey.set(ucx);
+  return { address: Number(address), length: Number(length), rkey };
+}
+
+function corrupt(why: string): UcxError {
+  return new UcxError("UCS_ERR_INVALID_PARAM", `packed remote key: ${why}`, { status: UCS_STATUS.UCS_ERR_INVALID_PARAM });
 }
 
 export interface MemMapOptions {
@@ -38,6 +75,8 @@ export interface MemMapOptions {
    * "ucx" UCX itself (UCP_MEM_MAP_ALLOCATE), which lets shared-memory transports reach it
    * directly (ucx_perftest's put_bw measures such memory). Its `bytes` are a view of UCX's
    * memory that `unmap()` detaches: keep no other view of it.
+   * A size beyond physical memory, and for "ucx" beyond the free space of /dev/shm (where UCX's
+   * posix allocator puts it), is refused with UCS_ERR_NO_MEMORY before UCX sees it.
    */
   readonly allocator?: "js" | "ucx";
 }
@@ -46,9 +85,11 @@ export function packKey(address: number, length: number, rkey: Uint8Array): Uint
   const out = new Uint8Array(PREFIX + rkey.length);
   out.set(MAGIC, 0);
   const view = new DataView(out.buffer);
+  view.setUint32(4, rkey.length, true);
   view.setBigUint64(8, BigInt(address), true);
   view.setBigUint64(16, BigInt(length), true);
   out.set(rkey, PREFIX);
+  view.setUint32(24, crc32(out.subarray(0, 24), rkey), true);
   return out;
 }
 

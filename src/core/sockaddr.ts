@@ -11,13 +11,20 @@ const AF_INET6 = 10;
 
 export async function sockaddr(host: string | undefined, port: number): Promise<Uint8Array> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidArgument(`port must be 0..65535, got ${port}`);
+  if (host !== undefined && (typeof host !== "string" || host.trim() === "")) {
+    // dns.lookup("") "resolves" to a null address (DEP0118) that nothing below can use.
+    throw invalidArgument(`host must be a non-empty string (a name or an IP address), got ${JSON.stringify(host)}`);
+  }
   let address = host ?? "0.0.0.0";
   if (isIP(address) === 0) {
+    let resolved: string | null | undefined;
     try {
-      address = (await lookup(address)).address;
+      resolved = (await lookup(address)).address;
     } catch (e) {
       throw invalidArgument(`cannot resolve host '${host}': ${(e as Error).message}`);
     }
+    if (typeof resolved !== "string" || isIP(resolved) === 0) throw invalidArgument(`cannot resolve host '${host}'`);
+    address = resolved;
   }
   if (isIP(address) === 4) {
     const sa = new Uint8Array(16);

@@ -22,6 +22,7 @@ import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
 import { Listener, type ListenOptions } from "./listener.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
+import { allocateForMemMap, checkMemMapSize } from "./memory-limits.ts";
 import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
 import { DEFAULT_AM_LIMITS, type AmInbox, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
 import { AmRouter, type AmHandler } from "./am/router.ts";
@@ -35,6 +36,7 @@ import { SendPath } from "./proto/send-path.ts";
 import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
+import { checkWorkerAddress, wrapWorkerAddress } from "./worker-address.ts";
 import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
 
 const UCS_OK = 0;
@@ -511,10 +513,29 @@ export class Worker {
 
   // --- addresses, endpoints, listeners -------------------------------------------------------
 
-  /** This worker's UCP address: hand it to a peer, which connects with `connect(address)`. */
-  address(): Promise<Uint8Array> {
-    return this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+  /**
+   * This worker's UCP address: hand it to a peer, which connects with `connect(address)`.
+   * It comes in ucx-ts's envelope (length and CRC-32 around UCX's bytes), so that a copy
+   * corrupted or truncated on its way is refused with UCS_ERR_INVALID_ADDR instead of aborting
+   * the peer inside UCX. `{ format: "ucx" }` gives UCX's plain bytes, for UCXX or C peers.
+   */
+  async address(options: { format?: "ucx-ts" | "ucx" } = {}): Promise<Uint8Array> {
+    const format = options.format ?? "ucx-ts";
+    if (format !== "ucx-ts" && format !== "ucx") throw invalidArgument(`address format must be 'ucx-ts' or 'ucx', got '${format}'`);
+    const ucx = await this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+    return format === "ucx" ? ucx : wrapWorkerAddress(ucx);
   }
+
+  /** This worker's plain UCX address, asked once: connect() checks peers' addresses against it. */
+  private ownUcxAddress(): Promise<Uint8Array> {
+    if (!this.ownAddress) {
+      this.ownAddress = this.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+      this.ownAddress.catch(() => (this.ownAddress = undefined)); // asked again next time
+    }
+    return this.ownAddress;
+  }
+
+  private ownAddress: Promise<Uint8Array> | undefined;
 
   /**
    * Bytes the executor copies out of UCX (worker address, packed remote key) into a buffer of
@@ -562,8 +583,7 @@ export class Worker {
       keep = await sockaddr(peer.host, peer.port);
       s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: this.addressOf(keep), length: keep.length, flags });
     } else {
-      keep = asBytes(peer as BufferLike, "peer address");
-      if (keep.length === 0) throw invalidArgument("peer address is empty");
+      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
       s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(keep), length: keep.length, flags });
     }
     const ep = new Endpoint(this, id, errorHandling, remote);
@@ -613,7 +633,9 @@ export class Worker {
     if (typeof memory === "number") {
       if (!Number.isSafeInteger(memory) || memory < 1) throw invalidArgument(`memMap needs a size of at least 1 byte, got ${memory}`);
       length = memory;
-      if (options.allocator !== "ucx") bytes = new Uint8Array(memory);
+      const allocator = options.allocator === "ucx" ? "ucx" : "js";
+      checkMemMapSize(memory, allocator);
+      if (allocator === "js") bytes = allocateForMemMap(memory);
     } else {
       if (options.allocator === "ucx") throw invalidArgument("memMap: allocator 'ucx' is for a size, not for a buffer of yours");
       bytes = asBytes(memory, "memory");
