@@ -62,7 +62,21 @@ export class Endpoint {
     readonly errorHandling: ErrorHandling,
     /** The peer's host and port, for endpoints made by host/port or accepted by a listener. */
     readonly remote: { host: string; port: number } | undefined,
-  ) {}
+    /** Endpoints made through the hello: this side's receive scope and the peer's (hello/scopes.ts). */
+    scopes?: { scope: number; peerScope: number },
+  ) {
+    this.scope = scopes?.scope;
+    this.peerScope = scopes?.peerScope;
+  }
+
+  /**
+   * The receive scope of an endpoint made through the hello (`listen()` / `connect({ host, port })`
+   * between ucx-ts workers): its tag receives take only this peer's messages. Undefined for a raw
+   * endpoint (by worker address, or the "ucx" protocol), whose tag traffic is UCX's worker-wide one.
+   */
+  readonly scope: number | undefined;
+  /** The peer's receive scope, which this endpoint's tag sends carry. */
+  readonly peerScope: number | undefined;
 
   /** The error UCX reported for this endpoint, if any. */
   get error(): UcxError | undefined {

@@ -19,7 +19,9 @@ import { HybridEngine } from "./engine/hybrid-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
-import { Listener, type ListenOptions } from "./listener.ts";
+import { Listener, type ConnectProtocol, type ListenOptions } from "./listener.ts";
+import { connectWithHello, listenWithHello } from "./hello/connection.ts";
+import { ScopeTable } from "./hello/scopes.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
 import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
 import { DEFAULT_AM_LIMITS, type AmInbox, type AmMessage, type AmQueueLimits } from "./am/inbox.ts";
@@ -523,11 +525,17 @@ export class Worker {
    * that cannot be made rejects (with error handling `peer`) rather than hang.
    */
   async connect(
-    peer: BufferLike | { host: string; port: number },
+    peer: BufferLike | { host: string; port: number; protocol?: ConnectProtocol },
     options: { errorHandling?: ErrorHandling } = {},
   ): Promise<Endpoint> {
     const errorHandling = options.errorHandling ?? this.errorHandling;
     if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
+    if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer) && checkProtocol(peer.protocol) === "hello") {
+      if (typeof peer.host !== "string") throw invalidArgument("connect: host must be a string");
+      if (!Number.isInteger(peer.port) || peer.port < 1 || peer.port > 65535) throw invalidArgument(`port must be 1..65535, got ${peer.port}`);
+      this.assertOpen();
+      return connectWithHello(this, peer.host, peer.port, errorHandling);
+    }
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const id = this.nextObjectId++;
     let s: Submission;
@@ -555,6 +563,41 @@ export class Worker {
       throw e;
     }
     return ep;
+  }
+
+  private readonly scopes = new ScopeTable();
+
+  /** @internal A receive scope for an endpoint made through the hello (hello/scopes.ts). */
+  allocateScope(): number {
+    return this.scopes.allocate();
+  }
+
+  /** @internal */
+  releaseScope(scope: number): void {
+    this.scopes.release(scope);
+  }
+
+  /**
+   * @internal `ucp_ep_create` to a worker address the hello brought (already checked), submitted
+   * now: the hello's pairing depends on the order of these calls (hello/connection.ts). The scope
+   * is released when the endpoint is forgotten.
+   */
+  endpointByAddress(
+    address: Uint8Array,
+    errorHandling: ErrorHandling,
+    remote: { host: string; port: number },
+    scopes: { scope: number; peerScope: number },
+  ): { endpoint: Endpoint; created: Promise<void> } {
+    const id = this.nextObjectId++;
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const ep = new Endpoint(this, id, errorHandling, remote, scopes);
+    this.endpoints.set(id, ep);
+    const s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(address), length: address.length, flags });
+    const created = this.settled(this.request(s, address, "ucp_ep_create", () => undefined).promise).catch((e: unknown) => {
+      this.forgetEndpoint(id);
+      throw e;
+    });
+    return { endpoint: ep, created };
   }
 
   /** @internal An endpoint accepted by a listener (`conn_request` from its handler). */
@@ -643,6 +686,8 @@ export class Worker {
 
   /** @internal */
   forgetEndpoint(id: number): void {
+    const scope = this.endpoints.get(id)?.scope;
+    if (scope !== undefined) this.scopes.release(scope);
     this.endpoints.delete(id);
   }
 
@@ -651,11 +696,25 @@ export class Worker {
    * Accepted endpoints go to `onConnection`, or to the listener's async iterator.
    */
   async listen(options: ListenOptions = {}): Promise<Listener> {
+    const protocol = checkProtocol(options.protocol);
+    const errorHandling = options.errorHandling ?? this.errorHandling;
+    if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
     const id = this.nextObjectId++;
     const sa = await sockaddr(options.host ?? "0.0.0.0", options.port ?? 0);
     const listener = new Listener(this, id, options);
     this.listeners.set(id, listener);
     try {
+      if (protocol === "hello") {
+        const server = await listenWithHello(this, listener, {
+          host: options.host ?? "0.0.0.0",
+          port: options.port ?? 0,
+          errorHandling,
+          maxPendingHandshakes: options.maxPendingHandshakes,
+          handshakeTimeoutMs: options.handshakeTimeoutMs,
+        });
+        listener.bound(server.port, server);
+        return listener;
+      }
       const port = await this.settled(
         this.request(submission({ op: Op.Listen, target: id, address: this.addressOf(sa), length: sa.length }), sa, "ucp_listener_create", (p) => p)
           .promise,
@@ -673,7 +732,8 @@ export class Worker {
   async closeListener(id: number): Promise<void> {
     if (!this.listeners.has(id)) return;
     try {
-      if (!this.closed) await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
+      // A hello listener has no UCX listener: its TCP server was closed by the listener.
+      if (!this.closed && this.listeners.get(id)!.protocol === "ucx") await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
     } finally {
       this.listeners.delete(id);
       this.updateActive();
@@ -884,7 +944,7 @@ export class Worker {
           await this.settled(Promise.race([this.sendPath.whenDrained(), timeout]));
           clearTimeout(timer);
         }
-        for (const l of this.listeners.values()) l.markClosed();
+        await Promise.all([...this.listeners.values()].map((l) => l.markClosed()));
         for (const ep of this.endpoints.values()) ep.markClosed();
         // UCX frees the memory it allocated when the engine stops: no view may reach it after.
         for (const h of this.memories.values()) h.detach((b) => backend().detachView(b));
@@ -907,6 +967,12 @@ export class Worker {
   addressOf(bytes: Uint8Array): number {
     return backend().addressOf(bytes);
   }
+}
+
+function checkProtocol(protocol: unknown): ConnectProtocol {
+  if (protocol === undefined) return "hello";
+  if (protocol !== "hello" && protocol !== "ucx") throw invalidArgument(`protocol must be 'hello' or 'ucx', got '${String(protocol)}'`);
+  return protocol;
 }
 
 function canceled(message: string): UcxError {
