@@ -36,7 +36,7 @@ import { SendPath } from "./proto/send-path.ts";
 import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
-import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
+import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "./tag.ts";
 
 const UCS_OK = 0;
 /** How long `close()` waits for sends that resolved early to reach the peer. */
@@ -751,17 +751,21 @@ export class Worker {
     return this.tagRecv(buffer, tag, mask, options).promise;
   }
 
-  /** @internal The receive, with its request id (endpoints track theirs). */
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions): { id: number; promise: Promise<RecvResult> } {
+  /**
+   * @internal The receive, with its request id (endpoints track theirs). With `scope` (an endpoint
+   * made through the hello) it matches that receive scope exactly and the user's tag under the
+   * user's mask, and reports the sender's tag without the scope (tag.ts, "scoped endpoints").
+   */
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number): { id: number; promise: Promise<RecvResult> } {
     const bytes = asBytes(buffer);
-    const [tagLo, tagHi] = tagWords(tag);
-    const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(mask, "tag mask") : scopedMaskWords(mask);
     if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
     const r = this.request(
       submission({ op: Op.TagRecv, address: this.addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
       bytes,
       "ucp_tag_recv_nbx",
-      (length, lo, hi) => ({ tag: joinTag(lo, hi), length }),
+      (length, lo, hi) => ({ tag: scope === undefined ? joinTag(lo, hi) : unscopedTag(lo, hi), length }),
       (status, length) =>
         status === UCS_ERR_MESSAGE_TRUNCATED
           ? new UcxError(
@@ -786,10 +790,13 @@ export class Worker {
     return this.tagRecvMulti(tag, options).promise;
   }
 
-  /** @internal The multi-receive, with its request id (endpoints track theirs). */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions): { id: number; promise: Promise<Uint8Array[]> } {
-    const [tagLo, tagHi] = tagWords(tag);
-    const [maskLo, maskHi] = tagWords(options.mask ?? FULL_MASK, "tag mask");
+  /**
+   * @internal The multi-receive, with its request id (endpoints track theirs); `scope` as in
+   * `tagRecv`. The batch's later messages are received with the header's full tag, scope included.
+   */
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number): { id: number; promise: Promise<Uint8Array[]> } {
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(options.mask ?? FULL_MASK, "tag mask") : scopedMaskWords(options.mask ?? FULL_MASK);
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
     if (options.signal?.aborted) return { id: 0, promise: Promise.reject(canceled("receive aborted before it was posted")) };
     let payload: Payload | undefined;

@@ -10,7 +10,16 @@ import { type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from ".
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-export function exchangeHello(host: string, port: number, hello: Uint8Array, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<HelloMessage> {
+/**
+ * Resolves with the listener's answer and the connection, still open: an accept's connection
+ * becomes the endpoint's link (link.ts), the caller closes it otherwise.
+ */
+export function exchangeHello(
+  host: string,
+  port: number,
+  hello: Uint8Array,
+  timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+): Promise<{ message: HelloMessage; socket: Socket }> {
   const where = `${host}:${port}`;
   return new Promise((resolve, reject) => {
     let socket: Socket | undefined;
@@ -19,9 +28,17 @@ export function exchangeHello(host: string, port: number, hello: Uint8Array, tim
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket?.destroy();
-      if ("message" in outcome) resolve(outcome.message);
-      else reject(outcome.error);
+      if ("message" in outcome) {
+        socket!.removeAllListeners("data");
+        socket!.removeAllListeners("close");
+        socket!.removeAllListeners("error");
+        socket!.on("error", () => {}); // until the link takes it over
+        socket!.pause();
+        resolve({ message: outcome.message, socket: socket! });
+      } else {
+        socket?.destroy();
+        reject(outcome.error);
+      }
     };
     const timer = setTimeout(
       () => finish({ error: new UcxError("UCS_ERR_TIMED_OUT", `connect ${where}: no answer to the hello within ${timeoutMs} ms`) }),

@@ -16,6 +16,7 @@
  * moment (a `connect(address)`, or the two workers connecting to each other's listeners at once)
  * take sequence numbers too and may cross the hello's. README, "Connecting", says so.
  */
+import { UCS_STATUS } from "../../ffi/index.ts";
 import { UcxError } from "../errors.ts";
 import type { Endpoint, ErrorHandling } from "../endpoint.ts";
 import type { Listener } from "../listener.ts";
@@ -23,7 +24,9 @@ import type { Worker } from "../worker.ts";
 import { checkWorkerAddress } from "../worker-address.ts";
 import { exchangeHello } from "./client.ts";
 import { type Greeting, HelloKind, encodeGreeting, encodeRefusal } from "./wire.ts";
-import { HelloServer, type Remote } from "./server.ts";
+import { HelloServer, type HelloAnswer, type Remote } from "./server.ts";
+import { HelloLink } from "./link.ts";
+import type { Socket } from "node:net";
 
 /** The worker-side operations a hello connection needs (worker.ts implements them). */
 export interface HelloWorker {
@@ -44,6 +47,20 @@ export interface HelloWorker {
   ): { endpoint: Endpoint; created: Promise<void> };
 }
 
+/**
+ * The hello's connection stays open as the endpoint's link (link.ts). Its loss fails a "peer"
+ * endpoint as UCX would (UCS_ERR_CONNECTION_RESET); a "none" endpoint promises no failure
+ * detection (and could not be closed without a flush its dead peer never answers), so there it
+ * only closes the link.
+ */
+function attachLink(endpoint: Endpoint, socket: Socket): void {
+  endpoint.link = new HelloLink(socket, () => {
+    if (endpoint.errorHandling === "peer" && !endpoint.closed && !endpoint.error) endpoint.fail(UCS_ERR_CONNECTION_RESET);
+  });
+}
+
+const UCS_ERR_CONNECTION_RESET = UCS_STATUS.UCS_ERR_CONNECTION_RESET;
+
 /** Per client worker, the tail of its queue of handshakes. */
 const handshakes = new WeakMap<object, Promise<unknown>>();
 
@@ -62,9 +79,11 @@ export async function connectWithHello(worker: HelloWorker, host: string, port: 
   const own = await worker.settled(worker.address());
   const endpoint = await oneAtATime(worker, async () => {
     const scope = worker.allocateScope();
+    let scopeOwned = true; // until an endpoint holds it (the worker releases it with the endpoint)
     try {
-      const answer = await exchangeHello(host, port, encodeGreeting(HelloKind.Hello, { errorHandling, scope, address: own }));
+      const { message: answer, socket } = await exchangeHello(host, port, encodeGreeting(HelloKind.Hello, { errorHandling, scope, address: own }));
       if (answer.kind === HelloKind.Refuse) {
+        socket.destroy();
         throw new UcxError("UCS_ERR_REJECTED", `connect ${host}:${port}: the listener refused: ${answer.reason}`);
       }
       const peer = answer.greeting;
@@ -72,12 +91,20 @@ export async function connectWithHello(worker: HelloWorker, host: string, port: 
         throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener accepted with error handling '${peer.errorHandling}', this side asked for '${errorHandling}'`);
       }
       if (peer.scope === 0) throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener gave receive scope 0`);
-      const address = checkWorkerAddress(peer.address);
-      const made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope });
-      await worker.settled(made.created);
+      let made;
+      try {
+        const address = checkWorkerAddress(peer.address);
+        made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope });
+        scopeOwned = false;
+        await worker.settled(made.created);
+      } catch (e) {
+        socket.destroy();
+        throw e;
+      }
+      attachLink(made.endpoint, socket);
       return made.endpoint;
     } catch (e) {
-      worker.releaseScope(scope);
+      if (scopeOwned) worker.releaseScope(scope);
       throw e;
     }
   });
@@ -99,11 +126,11 @@ export async function listenWithHello(
   options: { host: string; port: number; errorHandling: ErrorHandling; maxPendingHandshakes?: number; handshakeTimeoutMs?: number },
 ): Promise<HelloServer> {
   const own = await worker.settled(worker.address());
-  const onHello = async (hello: Greeting, remote: Remote): Promise<Uint8Array> => {
+  const onHello = async (hello: Greeting, remote: Remote): Promise<HelloAnswer> => {
     if (hello.errorHandling !== options.errorHandling) {
       const reason = `error handling '${hello.errorHandling}' asked, this listener's endpoints use '${options.errorHandling}' (both sides must agree)`;
       listener.reportError(new UcxError("UCS_ERR_REJECTED", `connection from ${remote.host}:${remote.port} refused: ${reason}`));
-      return encodeRefusal(reason);
+      return { answer: encodeRefusal(reason) };
     }
     if (hello.scope === 0) throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${remote.host}:${remote.port}: receive scope 0`);
     const address = checkWorkerAddress(hello.address); // throws a UcxError: the connection is dropped and reported
@@ -116,8 +143,16 @@ export async function listenWithHello(
       throw e;
     }
     await worker.settled(made.created);
-    listener.deliver(made.endpoint);
-    return encodeGreeting(HelloKind.Accept, { errorHandling: options.errorHandling, scope, address: own });
+    const endpoint = made.endpoint;
+    return {
+      answer: encodeGreeting(HelloKind.Accept, { errorHandling: options.errorHandling, scope, address: own }),
+      keep: (socket: Socket) => {
+        attachLink(endpoint, socket);
+        listener.deliver(endpoint);
+      },
+      // The client left before our answer: nobody will join this endpoint.
+      discard: () => void endpoint.close({ force: true }).catch(() => {}),
+    };
   };
   return HelloServer.start({
     host: options.host,

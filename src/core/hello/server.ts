@@ -27,11 +27,20 @@ export interface HelloServerOptions {
   /**
    * A complete hello. Called synchronously from the socket's data event, in arrival order, so
    * that endpoints are created in hello order (see connection.ts, "conn_sn"). Resolves with the
-   * answer to write (an accept or a refusal).
+   * answer to write (an accept or a refusal) and, for an accept, who keeps the connection open
+   * afterwards (link.ts); a refusal's connection is closed after the answer.
    */
-  readonly onHello: (hello: Greeting, remote: Remote) => Promise<Uint8Array>;
+  readonly onHello: (hello: Greeting, remote: Remote) => Promise<HelloAnswer>;
   /** A connection that ended without a usable hello, or whose answer could not be made. */
   readonly onError: (error: UcxError) => void;
+}
+
+export interface HelloAnswer {
+  readonly answer: Uint8Array;
+  /** An accept: takes the connection once the answer is written. */
+  readonly keep?: (socket: Socket) => void;
+  /** An accept whose connection was gone before the answer: undo what the hello made. */
+  readonly discard?: () => void;
 }
 
 export const DEFAULT_MAX_PENDING = 64;
@@ -110,9 +119,13 @@ export class HelloServer {
       answered = true;
       clearTimeout(timer);
       this.options.onHello(message.greeting, remote).then(
-        (answer) => {
-          if (!this.pending.delete(socket)) return;
-          socket.end(answer);
+        ({ answer, keep, discard }) => {
+          if (!this.pending.delete(socket) || socket.destroyed) return discard?.();
+          if (!keep) return void socket.end(answer);
+          socket.removeAllListeners("data");
+          socket.removeAllListeners("close");
+          socket.write(answer);
+          keep(socket);
         },
         (e: unknown) => {
           answered = false;
@@ -122,11 +135,16 @@ export class HelloServer {
     });
   }
 
-  /** Stop listening and close the connections still in their handshake. */
+  /**
+   * Stop listening and close the connections still in their handshake. Accepted connections are
+   * their endpoints' links and stay: net.Server's close callback would wait for them, so this
+   * does not.
+   */
   close(): Promise<void> {
     for (const socket of this.pending) socket.destroy();
     this.pending.clear();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    this.server.close();
+    return Promise.resolve();
   }
 }
 
