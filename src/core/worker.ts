@@ -521,8 +521,11 @@ export class Worker {
 
   /**
    * Connect to a peer, by its worker address (bytes from its `address()`) or by host and port
-   * (a peer's `listen()`). Resolves once UCX has created the endpoint; a host/port connection
-   * that cannot be made rejects (with error handling `peer`) rather than hang.
+   * (a peer's `listen()`). By host and port the default protocol is ucx-ts's hello (README,
+   * "Connecting"): the endpoint gets its own tag receive (`ep.recv`), and a connection that
+   * cannot be made or is refused rejects with a typed error within 10 s. `protocol: "ucx"` is
+   * UCX's client-server connection, for a UCX/UCXX listener. By worker address the endpoint is
+   * raw: tags are UCX's, received with `worker.recv`.
    */
   async connect(
     peer: BufferLike | { host: string; port: number; protocol?: ConnectProtocol },
@@ -693,7 +696,10 @@ export class Worker {
 
   /**
    * Listen for connections on `host:port` (port 0: any free port, see `listener.port`).
-   * Accepted endpoints go to `onConnection`, or to the listener's async iterator.
+   * Accepted endpoints go to `onConnection`, or to the listener's async iterator; connections
+   * that could not be accepted to `onError`. The port speaks ucx-ts's hello unless
+   * `protocol: "ucx"` asks for UCX's own listener (plain UCX/UCXX clients; on UCX 1.13 a TCP
+   * client writing unexpected bytes to it aborts this process).
    */
   async listen(options: ListenOptions = {}): Promise<Listener> {
     const protocol = checkProtocol(options.protocol);
