@@ -20,7 +20,6 @@ import { UCS_STATUS } from "../../ffi/index.ts";
 import { UcxError } from "../errors.ts";
 import type { Endpoint, ErrorHandling } from "../endpoint.ts";
 import type { Listener } from "../listener.ts";
-import type { Worker } from "../worker.ts";
 import { checkWorkerAddress } from "../worker-address.ts";
 import { exchangeHello } from "./client.ts";
 import { type Greeting, HelloKind, encodeGreeting, encodeRefusal } from "./wire.ts";
