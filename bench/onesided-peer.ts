@@ -26,7 +26,7 @@ if (role === "server") {
   }
 } else {
   const packed = new Uint8Array(1024);
-  const { length } = await wait(worker.recv(packed, 1));
+  const { length } = await wait(ep.recv(packed, 1));
   const rkey = await wait(ep.unpackRkey(packed.subarray(0, length)));
   const src = new Uint8Array(MAX).fill(5);
   const results: { kind: string; size: number; MBps: number; messages: number }[] = [];

@@ -16,7 +16,7 @@ if (role === "server") {
   const buf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
   for (;;) {
-    const { tag, length } = await wait(worker.recv(buf, 0, 0));
+    const { tag, length } = await wait(ep.recv(buf, 0, 0));
     if (tag === 9) break;
     if (tag === 1) await wait(ep.send(buf.subarray(0, length), 2));
     else if (tag === 4) await wait(ep.send(ack, 5));
@@ -29,7 +29,7 @@ if (role === "server") {
   // connection-manager lane (milliseconds a round trip, seen here) before its own lanes are up.
   const warmUntil = performance.now() + 2000;
   while (performance.now() < warmUntil) {
-    const r = worker.recv(back, 2);
+    const r = ep.recv(back, 2);
     await wait(ep.send(out.subarray(0, 8), 1));
     await wait(r);
   }
@@ -37,7 +37,7 @@ if (role === "server") {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
       const t0 = performance.now();
-      const r = worker.recv(back, 2);
+      const r = ep.recv(back, 2);
       await wait(ep.send(out.subarray(0, size), 1));
       await wait(r);
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
@@ -52,7 +52,7 @@ if (role === "server") {
     for (let r = 0; r < rounds; r++) {
       const sends: Promise<void>[] = [];
       for (let i = 0; i < window; i++) sends.push(ep.send(out.subarray(0, size), 3));
-      const a = worker.recv(ack, 5);
+      const a = ep.recv(ack, 5);
       await wait(Promise.all(sends));
       await wait(ep.send(ack, 4));
       await wait(a);

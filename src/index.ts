@@ -32,8 +32,8 @@ export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions, type A
 export { MemoryHandle, RemoteKey } from "./core/memory.ts";
 export { encodeAmHeader, decodeAmHeader, AmHeaderError, RESERVED_OWNER, type AmHeader, type AmCallbackAddress } from "./core/am/header.ts";
 export { DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./core/am/inbox.ts";
-export { Listener, type ListenOptions } from "./core/listener.ts";
-export { FULL_MASK, type Tag } from "./core/tag.ts";
+export { Listener, type ConnectProtocol, type ListenOptions } from "./core/listener.ts";
+export { FULL_MASK, USER_TAG_MASK, type Tag } from "./core/tag.ts";
 export type { BufferLike } from "./core/buffers.ts";
 export type { ProgressMode } from "./core/engine/engine.ts";
 export { ProtocolSelector, type SelectionReport, type CostSource } from "./core/proto/selector.ts";

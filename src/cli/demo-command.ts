@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import { runtimeVersion } from "../ffi/index.ts";
-import { runtime, ucxVersion, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
 import { UsageError } from "./info-command.ts";
 import { selfArgv } from "./self.ts";
 import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
@@ -257,7 +257,9 @@ async function runPass(o: DemoOptions, errorHandling: ErrorHandling, onRow: (row
     const reader = new StreamReader(socket);
     // Posted now, on the worker (not the endpoint, whose receives would keep progressing in
     // polling mode): the peer may close right after sending it.
-    const bye = worker.recv(new Uint8Array(8), TAG_BYE);
+    // The peer's endpoint came through the hello: its tags carry this endpoint's receive scope
+    // above the 48 bits USER_TAG_MASK keeps, which a worker-wide receive must not insist on.
+    const bye = worker.recv(new Uint8Array(8), TAG_BYE, USER_TAG_MASK);
     bye.catch(() => {});
     const link: Link = { worker, ep, socket, reader, guard, verified: { messages: 0, bytes: 0 } };
 

@@ -9,7 +9,7 @@
  */
 import { connect as netConnect, type Socket } from "node:net";
 import process from "node:process";
-import { Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
 import { bulkSeed, patternFor, plan, receiveBuffer, StreamReader, TAG_ACK, TAG_BULK, TAG_BYE, TAG_FIN, TAG_PING, TAG_PONG, verify, writeAll, type Plan } from "./demo-protocol.ts";
 
 export interface PeerOptions {
@@ -55,7 +55,9 @@ export async function runPeer(o: PeerOptions, write: (text: string) => void): Pr
     socket.setNoDelay(true);
     socket.on("close", () => die("the demo's node:net connection closed before the end"));
     const reader = new StreamReader(socket);
-    const fin = worker.recv(new Uint8Array(8), TAG_FIN); // on the worker: no progress loop meanwhile
+    // On the worker: no progress loop meanwhile. USER_TAG_MASK: the endpoint came through the
+    // hello, its peer's tags carry a receive scope above the 48 user bits.
+    const fin = worker.recv(new Uint8Array(8), TAG_FIN, USER_TAG_MASK);
     fin.catch(() => {});
 
     for (const size of o.sizes) {

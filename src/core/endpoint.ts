@@ -45,7 +45,7 @@ export interface AtomicOptions {
 /** ucp_atomic_op_t values. */
 const ATOMIC_OPS: Record<AtomicOp, number> = { add: 0, swap: 1, cswap: 2, and: 3, or: 4, xor: 5 };
 import { describeStatus } from "./library.ts";
-import { FULL_MASK, tagWords, type Tag } from "./tag.ts";
+import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
 import type { Feature } from "./context.ts";
 import type { MultiRecvOptions, RecvOptions, RecvResult, Worker } from "./worker.ts";
 
@@ -62,6 +62,8 @@ export class Endpoint {
   private closing: Promise<void> | undefined;
   /** Called once if UCX reports this endpoint failed (peer died, connection lost). */
   onError: ((error: UcxError) => void) | undefined;
+  /** @internal An endpoint made through the hello: the connection whose end tells the peer we closed. */
+  link: { close(): void } | undefined;
 
   /** @internal Made by `Worker.connect` and by listeners. */
   constructor(
@@ -70,7 +72,21 @@ export class Endpoint {
     readonly errorHandling: ErrorHandling,
     /** The peer's host and port, for endpoints made by host/port or accepted by a listener. */
     readonly remote: { host: string; port: number } | undefined,
-  ) {}
+    /** Endpoints made through the hello: this side's receive scope and the peer's (hello/scopes.ts). */
+    scopes?: { scope: number; peerScope: number },
+  ) {
+    this.scope = scopes?.scope;
+    this.peerScope = scopes?.peerScope;
+  }
+
+  /**
+   * The receive scope of an endpoint made through the hello (`listen()` / `connect({ host, port })`
+   * between ucx-ts workers): its tag receives take only this peer's messages. Undefined for a raw
+   * endpoint (by worker address, or the "ucx" protocol), whose tag traffic is UCX's worker-wide one.
+   */
+  readonly scope: number | undefined;
+  /** The peer's receive scope, which this endpoint's tag sends carry. */
+  readonly peerScope: number | undefined;
 
   /** The error UCX reported for this endpoint, if any. */
   get error(): UcxError | undefined {
@@ -112,22 +128,43 @@ export class Endpoint {
   /**
    * Send `buffer` as one tagged message. Resolves when the buffer may be reused: at once for
    * sizes whose protocol copies the bytes (inline, bounce: see README, "Protocol selection"),
-   * else when UCX is done with the buffer.
+   * else when UCX is done with the buffer. On an endpoint made through the hello (`scope` set)
+   * the tag is the peer endpoint's: it has 48 bits (a larger one is UCX_TS_INVALID_ARGUMENT) and
+   * only the peer's `ep.recv` on this connection takes it; on a raw endpoint it is UCX's 64-bit tag.
    */
   send(buffer: BufferLike, tag: Tag): Promise<void> {
     this.assertUsable();
     const bytes = asBytes(buffer);
-    const [tagLo, tagHi] = tagWords(tag);
+    const [tagLo, tagHi] = this.sendTagWords(tag);
     return this.track(this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this));
   }
 
   /**
-   * Receive a tagged message into `buffer` (tag matching is worker-wide in UCX: any peer's
-   * message with a matching tag is taken). Rejects with this endpoint's error if it fails.
+   * Receive a tagged message from this endpoint's peer into `buffer`: `mask` selects which of the
+   * 48 tag bits must match (default all), and the result's `tag` is the peer's. Rejects with this
+   * endpoint's error if it fails. Only endpoints made through the hello (`listen()` and
+   * `connect({ host, port })` between ucx-ts workers) have a receive of their own: on an endpoint
+   * made by worker address or with protocol "ucx", UCX's tag matching is worker-wide (any peer's
+   * message would match), so this throws UCX_TS_UNSUPPORTED; use `worker.recv` there.
    */
   recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
     this.assertReceivable();
-    return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.queuedOnly));
+    return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
+  }
+
+  /** The tag words of a send on this endpoint: scoped to the peer's endpoint where there is one. */
+  private sendTagWords(tag: Tag): readonly [number, number] {
+    return this.peerScope === undefined ? tagWords(tag) : scopedTagWords(this.peerScope, tag);
+  }
+
+  /** This endpoint's receive scope; a raw endpoint has none, and its receives are refused. */
+  private receiveScope(operation: string): number {
+    if (this.scope !== undefined) return this.scope;
+    throw new UcxError(
+      "UCX_TS_UNSUPPORTED",
+      `ep.${operation}: this endpoint was made by worker address or with protocol "ucx", so it has no receive of its own ` +
+        `(UCX matches tags worker-wide: another peer's message could be taken); use worker.${operation}(), the worker-wide receive`,
+    );
   }
 
   /**
@@ -140,7 +177,7 @@ export class Endpoint {
     this.assertUsable();
     if (!Array.isArray(buffers)) throw invalidArgument("sendMulti needs an array of buffers");
     const frames = buffers.map((b, i) => asBytes(b, `frame ${i}`));
-    const [tagLo, tagHi] = tagWords(tag);
+    const [tagLo, tagHi] = this.sendTagWords(tag);
     const headers = encodeHeaders(frames.map((f) => ({ size: f.length, device: false })));
     const count = headers.length / HEADER_BYTES + frames.length;
     // The descriptor the executor reads: (address, length) of every message, headers first.
@@ -167,12 +204,13 @@ export class Endpoint {
   }
 
   /**
-   * Receive a multi-buffer batch (see `Worker.recvMulti`), tied to this endpoint's life: if the
-   * endpoint fails, the receive rejects with its error.
+   * Receive a multi-buffer batch (see `Worker.recvMulti`) from this endpoint's peer, tied to this
+   * endpoint's life: if the endpoint fails, the receive rejects with its error. Like `recv`, only
+   * on an endpoint made through the hello; elsewhere use `worker.recvMulti`.
    */
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
     this.assertReceivable();
-    return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.queuedOnly));
+    return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.receiveScope("recvMulti"), this.queuedOnly));
   }
 
   // --- active messages -----------------------------------------------------------------------
@@ -434,6 +472,7 @@ export class Endpoint {
           if (!this.#error && e.code !== "UCS_ERR_CANCELED" && !isEndpointFailure(e.status)) throw e;
         })
         .finally(() => {
+          this.link?.close();
           this.#closed = true;
           this.worker.amInbox(this.id).close(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
           this.worker.forgetEndpoint(this.id);
@@ -474,6 +513,7 @@ export class Endpoint {
       this.worker.settleEarly(id, status);
     }
     this.#drain = new ReceiveDrain(this.worker, this, status, this.#error, this.worker.amInbox(this.id));
+    this.link?.close();
     this.onError?.(this.#error);
   }
 
@@ -491,6 +531,7 @@ export class Endpoint {
 
   /** @internal The worker is closing. */
   markClosed(): void {
+    this.link?.close();
     this.#closed = true;
   }
 }

@@ -1,13 +1,42 @@
 /**
- * `Listener`: accepts connections on a host and port. Each connection request becomes an
- * `Endpoint`, handed to `onConnection` or, without one, queued for the async iterator.
+ * `Listener`: accepts connections on a host and port. Each connection becomes an `Endpoint`,
+ * handed to `onConnection` or, without one, queued for the async iterator; each connection that
+ * could not be accepted is reported to `onError`.
+ *
+ * Two protocols on the port. "hello" (default): the runtime's own TCP server speaks ucx-ts's
+ * hello (hello/), then both sides create their endpoints by worker address; UCX never parses a
+ * stranger's bytes. "ucx": UCX's sockaddr listener (`ucp_listener_create`), for plain UCX and
+ * UCXX peers; on UCX 1.13 any TCP client writing unexpected bytes to that port aborts the
+ * process (tcp_sockcm_ep.c), so expose it only to peers you trust.
  */
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import { UcxError } from "./errors.ts";
+import type { HelloServer } from "./hello/server.ts";
 import { ipv4String } from "./sockaddr.ts";
 import type { Worker } from "./worker.ts";
 
+/** What the listening port speaks: ucx-ts's hello (default) or UCX's own sockaddr protocol. */
+export type ConnectProtocol = "hello" | "ucx";
+
 export interface ListenOptions {
+  /**
+   * "hello" (default): ucx-ts's handshake on a TCP server of the runtime's; clients connect with
+   * `connect({ host, port })`. "ucx": UCX's sockaddr listener, for UCX/UCXX clients (C
+   * `ucp_client_server`, UCXX `createEndpointFromHostname`) and `connect({ host, port, protocol:
+   * "ucx" })`; on UCX 1.13 a TCP client sending it unexpected bytes aborts this process.
+   */
+  readonly protocol?: ConnectProtocol;
+  /** Hello listeners: most connections waiting for their hello at once (default 64); more are closed. */
+  readonly maxPendingHandshakes?: number;
+  /** Hello listeners: how long a connection may take to send its hello (default 5,000 ms). */
+  readonly handshakeTimeoutMs?: number;
+  /**
+   * Called with each connection that could not be accepted: a refused peer (UCS_ERR_REJECTED:
+   * another error handling mode), bytes that are not a hello (UCX_TS_PROTOCOL_ERROR), silence
+   * (UCS_ERR_TIMED_OUT), too many pending handshakes (UCX_TS_LIMIT_EXCEEDED), an endpoint UCX
+   * could not create. The listener goes on listening. `listener.onError` may be set instead.
+   */
+  readonly onError?: (error: UcxError) => void;
   /** Port to listen on; 0 (default) lets the OS pick a free one (see `listener.port`). */
   readonly port?: number;
   /** Address to bind; default all IPv4 interfaces. */
@@ -23,15 +52,25 @@ export class Listener implements AsyncIterable<Endpoint> {
   #closed = false;
   private readonly queue: Endpoint[] = [];
   private readonly waiters: ((r: IteratorResult<Endpoint>) => void)[] = [];
+  #hello: HelloServer | undefined;
   /** The last connection that could not be accepted, if any. */
   lastError: UcxError | undefined;
+  /** Called with each connection that could not be accepted (see `ListenOptions.onError`). */
+  onError: ((error: UcxError) => void) | undefined;
 
   /** @internal Made by `Worker.listen`. */
   constructor(
     readonly worker: Worker,
     readonly id: number,
     private readonly options: ListenOptions,
-  ) {}
+  ) {
+    this.onError = options.onError;
+  }
+
+  /** "hello" or "ucx": what the port speaks. */
+  get protocol(): ConnectProtocol {
+    return this.options.protocol ?? "hello";
+  }
 
   /** The port actually bound. */
   get port(): number {
@@ -47,8 +86,26 @@ export class Listener implements AsyncIterable<Endpoint> {
   }
 
   /** @internal */
-  bound(port: number): void {
+  bound(port: number, hello?: HelloServer): void {
     this.#port = port;
+    this.#hello = hello;
+  }
+
+  /** @internal An endpoint is accepted: to `onConnection`, a waiting `accept()`, or the queue. */
+  deliver(ep: Endpoint): void {
+    if (this.options.onConnection) this.options.onConnection(ep);
+    else {
+      const waiter = this.waiters.shift();
+      if (waiter) waiter({ value: ep, done: false });
+      else this.queue.push(ep);
+    }
+  }
+
+  /** @internal A connection could not be accepted. */
+  reportError(error: UcxError): void {
+    this.lastError = error;
+    if (this.#closed) return;
+    this.onError?.(error);
   }
 
   /** @internal A connection request arrived (from the executor's conn handler). */
@@ -56,15 +113,8 @@ export class Listener implements AsyncIterable<Endpoint> {
     if (this.#closed) return;
     const remote = { host: ipv4String(ip), port };
     this.worker.accept(connRequest, this.options.errorHandling ?? this.worker.errorHandling, remote).then(
-      (ep) => {
-        if (this.options.onConnection) this.options.onConnection(ep);
-        else {
-          const waiter = this.waiters.shift();
-          if (waiter) waiter({ value: ep, done: false });
-          else this.queue.push(ep);
-        }
-      },
-      (e: UcxError) => (this.lastError = e),
+      (ep) => this.deliver(ep),
+      (e: UcxError) => this.reportError(e),
     );
   }
 
@@ -94,14 +144,17 @@ export class Listener implements AsyncIterable<Endpoint> {
   /** Stop listening. Endpoints already accepted stay open. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    this.markClosed();
+    await this.markClosed();
     await this.worker.closeListener(this.id);
   }
 
-  /** @internal */
-  markClosed(): void {
+  /** @internal Also what the worker's close does: the hello server stops here (UCX's listener goes with the worker). */
+  markClosed(): Promise<void> {
     this.#closed = true;
     for (const w of this.waiters.splice(0)) w({ value: undefined, done: true });
+    const hello = this.#hello;
+    this.#hello = undefined;
+    return hello ? hello.close() : Promise.resolve();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -23,3 +23,37 @@ export function tagWords(tag: Tag, what = "tag"): readonly [number, number] {
 }
 
 export { joinTag };
+
+// --- scoped endpoints -------------------------------------------------------------------------
+//
+// An endpoint made through the hello (hello/scopes.ts) sends with its peer's receive scope in the
+// top 16 bits of the UCX tag and receives with its own scope matched exactly there, so that its
+// receives take only its peer's messages although UCX matches tags worker-wide. Its user tags
+// have 48 bits: they fit a JavaScript Number exactly.
+
+/** Bits of a user tag on a scoped endpoint. */
+export const SCOPED_TAG_BITS = 48;
+/** The largest user tag on a scoped endpoint, and the mask of a user tag's bits (2^48 - 1). */
+export const USER_TAG_MASK = 2 ** SCOPED_TAG_BITS - 1;
+
+/** The UCX tag words for user tag `tag` sent to (or received in) receive scope `scope`. */
+export function scopedTagWords(scope: number, tag: Tag): readonly [number, number] {
+  const [lo, hi] = tagWords(tag);
+  if (hi > 0xffff) {
+    throw invalidArgument(
+      `tag ${String(tag)} does not fit 48 bits: on an endpoint made through the hello (listen / connect by host and port) the top 16 bits of the UCX tag carry the receive scope`,
+    );
+  }
+  return [lo, ((scope << 16) | hi) >>> 0];
+}
+
+/** The UCX mask words of a scoped receive: the scope bits always match, the user's mask below them. */
+export function scopedMaskWords(mask: Tag): readonly [number, number] {
+  const [lo, hi] = tagWords(mask, "tag mask");
+  return [lo, (0xffff0000 | hi) >>> 0];
+}
+
+/** The user's tag of a scoped message: the UCX tag without its scope bits (always a Number). */
+export function unscopedTag(lo: number, hi: number): number {
+  return (hi & 0xffff) * 2 ** 32 + lo;
+}

@@ -20,7 +20,9 @@ import { connectionError, invalidArgument, UcxError } from "./errors.ts";
 import { abortError } from "./abort.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
-import { Listener, type ListenOptions } from "./listener.ts";
+import { Listener, type ConnectProtocol, type ListenOptions } from "./listener.ts";
+import { connectWithHello, listenWithHello } from "./hello/connection.ts";
+import { ScopeTable } from "./hello/scopes.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
 import { allocateForMemMap, checkMemMapSize } from "./memory-limits.ts";
 import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
@@ -37,7 +39,7 @@ import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
 import { sockaddr } from "./sockaddr.ts";
 import { checkWorkerAddress, wrapWorkerAddress } from "./worker-address.ts";
-import { FULL_MASK, joinTag, tagWords, type Tag } from "./tag.ts";
+import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "./tag.ts";
 
 const UCS_OK = 0;
 /** How long `close()` waits for sends that resolved early to reach the peer. */
@@ -564,15 +566,24 @@ export class Worker {
 
   /**
    * Connect to a peer, by its worker address (bytes from its `address()`) or by host and port
-   * (a peer's `listen()`). Resolves once UCX has created the endpoint; a host/port connection
-   * that cannot be made rejects (with error handling `peer`) rather than hang.
+   * (a peer's `listen()`). By host and port the default protocol is ucx-ts's hello (README,
+   * "Connecting"): the endpoint gets its own tag receive (`ep.recv`), and a connection that
+   * cannot be made or is refused rejects with a typed error within 10 s. `protocol: "ucx"` is
+   * UCX's client-server connection, for a UCX/UCXX listener. By worker address the endpoint is
+   * raw: tags are UCX's, received with `worker.recv`.
    */
   async connect(
-    peer: BufferLike | { host: string; port: number },
+    peer: BufferLike | { host: string; port: number; protocol?: ConnectProtocol },
     options: { errorHandling?: ErrorHandling } = {},
   ): Promise<Endpoint> {
     const errorHandling = options.errorHandling ?? this.errorHandling;
     if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
+    if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer) && checkProtocol(peer.protocol) === "hello") {
+      if (typeof peer.host !== "string") throw invalidArgument("connect: host must be a string");
+      if (!Number.isInteger(peer.port) || peer.port < 1 || peer.port > 65535) throw invalidArgument(`port must be 1..65535, got ${peer.port}`);
+      this.assertOpen();
+      return connectWithHello(this, peer.host, peer.port, errorHandling);
+    }
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const id = this.nextObjectId++;
     let s: Submission;
@@ -600,6 +611,41 @@ export class Worker {
       throw remote && status !== undefined ? connectionError(status, remote.host, remote.port, describeStatus) : e;
     }
     return ep;
+  }
+
+  private readonly scopes = new ScopeTable();
+
+  /** @internal A receive scope for an endpoint made through the hello (hello/scopes.ts). */
+  allocateScope(): number {
+    return this.scopes.allocate();
+  }
+
+  /** @internal */
+  releaseScope(scope: number): void {
+    this.scopes.release(scope);
+  }
+
+  /**
+   * @internal `ucp_ep_create` to a worker address the hello brought (already checked), submitted
+   * now: the hello's pairing depends on the order of these calls (hello/connection.ts). The scope
+   * is released when the endpoint is forgotten.
+   */
+  endpointByAddress(
+    address: Uint8Array,
+    errorHandling: ErrorHandling,
+    remote: { host: string; port: number },
+    scopes: { scope: number; peerScope: number },
+  ): { endpoint: Endpoint; created: Promise<void> } {
+    const id = this.nextObjectId++;
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const ep = new Endpoint(this, id, errorHandling, remote, scopes);
+    this.endpoints.set(id, ep);
+    const s = submission({ op: Op.EndpointCreateAddress, target: id, address: this.addressOf(address), length: address.length, flags });
+    const created = this.settled(this.request(s, address, "ucp_ep_create", () => undefined).promise).catch((e: unknown) => {
+      this.forgetEndpoint(id);
+      throw e;
+    });
+    return { endpoint: ep, created };
   }
 
   /** @internal An endpoint accepted by a listener (`conn_request` from its handler). */
@@ -690,19 +736,38 @@ export class Worker {
 
   /** @internal */
   forgetEndpoint(id: number): void {
+    const scope = this.endpoints.get(id)?.scope;
+    if (scope !== undefined) this.scopes.release(scope);
     this.endpoints.delete(id);
   }
 
   /**
    * Listen for connections on `host:port` (port 0: any free port, see `listener.port`).
-   * Accepted endpoints go to `onConnection`, or to the listener's async iterator.
+   * Accepted endpoints go to `onConnection`, or to the listener's async iterator; connections
+   * that could not be accepted to `onError`. The port speaks ucx-ts's hello unless
+   * `protocol: "ucx"` asks for UCX's own listener (plain UCX/UCXX clients; on UCX 1.13 a TCP
+   * client writing unexpected bytes to it aborts this process).
    */
   async listen(options: ListenOptions = {}): Promise<Listener> {
+    const protocol = checkProtocol(options.protocol);
+    const errorHandling = options.errorHandling ?? this.errorHandling;
+    if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
     const id = this.nextObjectId++;
     const sa = await sockaddr(options.host ?? "0.0.0.0", options.port ?? 0);
     const listener = new Listener(this, id, options);
     this.listeners.set(id, listener);
     try {
+      if (protocol === "hello") {
+        const server = await listenWithHello(this, listener, {
+          host: options.host ?? "0.0.0.0",
+          port: options.port ?? 0,
+          errorHandling,
+          maxPendingHandshakes: options.maxPendingHandshakes,
+          handshakeTimeoutMs: options.handshakeTimeoutMs,
+        });
+        listener.bound(server.port, server);
+        return listener;
+      }
       const port = await this.settled(
         this.request(submission({ op: Op.Listen, target: id, address: this.addressOf(sa), length: sa.length }), sa, "ucp_listener_create", (p) => p)
           .promise,
@@ -720,7 +785,8 @@ export class Worker {
   async closeListener(id: number): Promise<void> {
     if (!this.listeners.has(id)) return;
     try {
-      if (!this.closed) await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
+      // A hello listener has no UCX listener: its TCP server was closed by the listener.
+      if (!this.closed && this.listeners.get(id)!.protocol === "ucx") await this.settled(this.request(submission({ op: Op.ListenerClose, target: id }), null, "ucp_listener_destroy", () => undefined).promise);
     } finally {
       this.listeners.delete(id);
       this.updateActive();
@@ -738,17 +804,22 @@ export class Worker {
     return this.tagRecv(buffer, tag, mask, options).promise;
   }
 
-  /** @internal The receive, with its request id (endpoints track theirs). */
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, ifQueued = false): { id: number; promise: Promise<RecvResult> } {
+  /**
+   * @internal The receive, with its request id (endpoints track theirs). With `scope` (an endpoint
+   * made through the hello) it matches that receive scope exactly and the user's tag under the
+   * user's mask, and reports the sender's tag without the scope (tag.ts, "scoped endpoints").
+   * With `ifQueued` (a failed endpoint past its drain) it is posted only if UCX holds a match.
+   */
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): { id: number; promise: Promise<RecvResult> } {
     const bytes = asBytes(buffer);
-    const [tagLo, tagHi] = tagWords(tag);
-    const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(mask, "tag mask") : scopedMaskWords(mask);
     if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recv")) };
     const r = this.request(
       submission({ op: ifQueued ? Op.TagRecvIfQueued : Op.TagRecv, address: this.addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
       bytes,
       "ucp_tag_recv_nbx",
-      (length, lo, hi) => ({ tag: joinTag(lo, hi), length }),
+      (length, lo, hi) => ({ tag: scope === undefined ? joinTag(lo, hi) : unscopedTag(lo, hi), length }),
       (status, length) =>
         status === UCS_ERR_MESSAGE_TRUNCATED
           ? new UcxError(
@@ -773,10 +844,14 @@ export class Worker {
     return this.tagRecvMulti(tag, options).promise;
   }
 
-  /** @internal The multi-receive, with its request id (endpoints track theirs). */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions, ifQueued = false): { id: number; promise: Promise<Uint8Array[]> } {
-    const [tagLo, tagHi] = tagWords(tag);
-    const [maskLo, maskHi] = tagWords(options.mask ?? FULL_MASK, "tag mask");
+  /**
+   * @internal The multi-receive, with its request id (endpoints track theirs); `scope` and
+   * `ifQueued` as in `tagRecv`. The batch's later messages are received with the header's full
+   * tag, scope included.
+   */
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): { id: number; promise: Promise<Uint8Array[]> } {
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(options.mask ?? FULL_MASK, "tag mask") : scopedMaskWords(options.mask ?? FULL_MASK);
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
     if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recvMulti")) };
     let payload: Payload | undefined;
@@ -935,7 +1010,7 @@ export class Worker {
           await this.settled(Promise.race([this.sendPath.whenDrained(), timeout]));
           clearTimeout(timer);
         }
-        for (const l of this.listeners.values()) l.markClosed();
+        await Promise.all([...this.listeners.values()].map((l) => l.markClosed()));
         for (const ep of this.endpoints.values()) ep.markClosed();
         // UCX frees the memory it allocated when the engine stops: no view may reach it after.
         for (const h of this.memories.values()) h.detach((b) => backend().detachView(b));
@@ -960,3 +1035,8 @@ export class Worker {
   }
 }
 
+function checkProtocol(protocol: unknown): ConnectProtocol {
+  if (protocol === undefined) return "hello";
+  if (protocol !== "hello" && protocol !== "ucx") throw invalidArgument(`protocol must be 'hello' or 'ucx', got '${String(protocol)}'`);
+  return protocol;
+}

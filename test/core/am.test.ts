@@ -177,7 +177,7 @@ else
     const run = <T>(p: Promise<T>) => drive([w], p, 60_000);
     try {
       for (const size of [16, 1_000_000]) {
-        const listener = await run(w.listen({ host: "127.0.0.1", port: 0 }));
+        const listener = await run(w.listen({ host: "127.0.0.1", port: 0, protocol: "ucx" })); // a plain UCX client
         const child = spawn(example.path, ["-a", "127.0.0.1", "-p", String(listener.port), "-c", "am", "-s", String(size)], { stdio: "ignore" });
         const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
         const m = await run(w.amRecv());

@@ -30,7 +30,7 @@ for (const mode of MODES) {
       assert.is(ep.remote?.port, listener.port);
 
       const into = new Uint8Array(1 << 20);
-      await run(Promise.all([server.recv(into, 5), ep.send(pattern(1 << 20, 5), 5)]));
+      await run(Promise.all([accepted.recv(into, 5), ep.send(pattern(1 << 20, 5), 5)]));
       assert.ok(samePattern(into, 5));
       const back = new Uint8Array(1000);
       await run(Promise.all([ep.recv(back, 6), accepted.send(pattern(1000, 6), 6)]));
@@ -165,7 +165,7 @@ for (const mode of ["polling", "blocking"] as const) {
     try {
       const listener = await run(server.listen({ port: 0, host: "127.0.0.1" }));
       const [accepted, ep] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
-      await run(Promise.all([server.recv(new Uint8Array(1), 1), ep.send(new Uint8Array(1), 1)])); // fully wired up
+      await run(Promise.all([accepted.recv(new Uint8Array(1), 1), ep.send(new Uint8Array(1), 1)])); // fully wired up
       let outcome: { ok: unknown } | { error: UcxError } | undefined;
       receive(ep).then(
         (ok) => (outcome = { ok }),

@@ -173,13 +173,13 @@ for (const mode of MODES) {
     await withPeer(mode, "rma", async ({ worker: w, ep, run, peer }) => {
       const ask = async (tag: number, offset: number, length: number, seed: number) => {
         const answer = new Uint8Array(1);
-        const r = w.recv(answer, tag + 1);
+        const r = ep.recv(answer, tag + 1);
         await run(ep.send(new Float64Array([offset, length, seed]), tag));
         await run(r);
         return answer[0];
       };
       const packed = new Uint8Array(4096);
-      const { length } = await run(w.recv(packed, 7));
+      const { length } = await run(ep.recv(packed, 7));
       const rkey = await run(ep.unpackRkey(packed.subarray(0, length)));
       for (const [k, size] of [1, 4096, 1 << 20, 64 << 20].entries()) {
         // put, flush, then a message: the owner sees the data when the message arrives.

@@ -132,11 +132,11 @@ if (!backend().callbacksFromOtherThreads) {
       // Warm up: the token goes to this thread.
       for (let i = 0; i < 20; i++) {
         const b = new Uint8Array(8);
-        await run(Promise.all([w.recv(b, 2), ep.send(pattern(8, i), 1)]));
+        await run(Promise.all([ep.recv(b, 2), ep.send(pattern(8, i), 1)]));
       }
       const size = 8 << 20;
       const back = new Uint8Array(size);
-      const echoed = w.recv(back, 4);
+      const echoed = ep.recv(back, 4);
       const sent = ep.send(pattern(size, 7), 3);
       // Should an assertion below fail first, their rejection at close must not end the run.
       echoed.catch(() => {});

@@ -15,7 +15,7 @@ for (const mode of MODES) {
       const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
       for (const [i, size] of [0, 1, 8 << 10, 1 << 20, 64 << 20].entries()) {
         const back = new Uint8Array(size);
-        const [r] = await run(Promise.all([w.recv(back, 2 * i + 2), ep.send(pattern(size, i), 2 * i + 1)]));
+        const [r] = await run(Promise.all([ep.recv(back, 2 * i + 2), ep.send(pattern(size, i), 2 * i + 1)]));
         assert.equal(r, { tag: 2 * i + 2, length: size });
         assert.ok(samePattern(back, i), `echo of ${size} bytes`);
       }
@@ -24,7 +24,7 @@ for (const mode of MODES) {
       const backs = Array.from({ length: n }, () => new Uint8Array(512));
       const ops: Promise<unknown>[] = [];
       for (let i = 0; i < n; i++) {
-        ops.push(w.recv(backs[i]!, 10_001 + 2 * i), ep.send(pattern(512, i), 10_000 + 2 * i));
+        ops.push(ep.recv(backs[i]!, 10_001 + 2 * i), ep.send(pattern(512, i), 10_000 + 2 * i));
       }
       await run(Promise.all(ops));
       backs.forEach((b, i) => assert.ok(samePattern(b, i), `message ${i}`));
@@ -68,7 +68,7 @@ for (const mode of MODES) {
       try {
         const ep2 = await run(w.connect({ host: "127.0.0.1", port: again.port }));
         const back = new Uint8Array(1000);
-        await run(Promise.all([w.recv(back, 8), ep2.send(pattern(1000, 7), 7)]));
+        await run(Promise.all([ep2.recv(back, 8), ep2.send(pattern(1000, 7), 7)]));
         assert.ok(samePattern(back, 7));
         await run(ep2.send(new Uint8Array(0), 0));
         assert.is(await run(again.exited), 0);

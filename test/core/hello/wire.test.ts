@@ -1,0 +1,88 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { encodeGreeting, encodeRefusal, HEADER_BYTES, HelloKind, HelloProtocolError, HelloReader, MAX_BODY } from "../../../src/core/hello/wire.ts";
+import { ScopeTable } from "../../../src/core/hello/scopes.ts";
+import { scopedMaskWords, scopedTagWords, unscopedTag } from "../../../src/core/tag.ts";
+
+const test = suite("core/hello wire format and scopes");
+
+const address = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) & 255);
+
+test("a hello round-trips, delivered whole or a byte at a time, and its bytes are as documented", () => {
+  const bytes = encodeGreeting(HelloKind.Hello, { errorHandling: "peer", scope: 0x1234, address });
+  assert.equal([...bytes.subarray(0, HEADER_BYTES)], [0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 304 & 255, 304 >> 8, 0, 0]);
+  assert.equal([...bytes.subarray(12, 16)], [1, 0, 0x34, 0x12]);
+  for (const step of [bytes.length, 1, 5, 13]) {
+    const r = new HelloReader();
+    let m;
+    for (let at = 0; at < bytes.length; at += step) {
+      assert.is(m, undefined, "complete before its last byte");
+      m = r.push(bytes.subarray(at, at + step));
+    }
+    assert.ok(m && m.kind === HelloKind.Hello && "greeting" in m);
+    assert.equal([m.greeting.errorHandling, m.greeting.scope, [...m.greeting.address]], ["peer", 0x1234, [...address]]);
+  }
+  const refusal = new HelloReader().push(encodeRefusal("no"));
+  assert.equal(refusal, { kind: HelloKind.Refuse, reason: "no" });
+});
+
+test("garbage is refused at its first wrong byte, before anything is allocated", () => {
+  const cases: [string, Uint8Array, RegExp][] = [
+    ["0xff", new Uint8Array([0xff]), /magic/],
+    ["a UCX sockcm-like prefix", new Uint8Array([0x55, 0x58, 0x00]), /magic/],
+    ["another version", new Uint8Array([0x55, 0x58, 0x54, 0x48, 2]), /version 2/],
+    ["an unknown kind", new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 9]), /kind 9/],
+    ["reserved bits", new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 4]), /reserved/],
+  ];
+  for (const [what, bytes, message] of cases) {
+    assert.throws(() => new HelloReader().push(bytes), (e: Error) => e instanceof HelloProtocolError && message.test(e.message), what);
+  }
+});
+
+test("a length over MAX_BODY is refused from the header alone; bytes past the end and bodies without an address are refused", () => {
+  const header = new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 0, 0, 0, 0]);
+  new DataView(header.buffer).setUint32(8, MAX_BODY + 1, true);
+  assert.throws(() => new HelloReader().push(header), /exceeds/);
+  new DataView(header.buffer).setUint32(8, 0xffffffff, true);
+  assert.throws(() => new HelloReader().push(header), /exceeds/);
+  const hello = encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address });
+  const extra = new Uint8Array(hello.length + 1);
+  extra.set(hello);
+  assert.throws(() => new HelloReader().push(extra), /after the end/);
+  const short = new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 4, 0, 0, 0, 1, 0, 1, 0]);
+  assert.throws(() => new HelloReader().push(short), /no worker address/);
+  const badMode = encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address });
+  badMode[12] = 2;
+  assert.throws(() => new HelloReader().push(badMode), /error-handling mode 2/);
+});
+
+test("scopes: never 0, unique among live endpoints, a released one comes back last; 65,535 at most", () => {
+  const t = new ScopeTable();
+  const a = t.allocate();
+  const b = t.allocate();
+  assert.ok(a !== 0 && b !== 0 && a !== b);
+  t.release(a);
+  assert.is.not(t.allocate(), a);
+  const all = new ScopeTable();
+  const seen = new Set<number>();
+  for (let i = 0; i < 0xffff; i++) seen.add(all.allocate());
+  assert.is(seen.size, 0xffff);
+  assert.not.ok(seen.has(0));
+  assert.throws(() => all.allocate(), /at most 65535/);
+  all.release(77);
+  assert.is(all.allocate(), 77);
+});
+
+test("scoped tag words: scope in the top 16 bits, 48-bit user tags, masks keep the scope exact", () => {
+  assert.equal(scopedTagWords(0xabcd, 5), [5, 0xabcd0000]);
+  assert.equal(scopedTagWords(1, 2 ** 48 - 1), [0xffffffff, 0x0001ffff]);
+  assert.equal(scopedTagWords(1, 0xffffffffffffn), [0xffffffff, 0x0001ffff]);
+  assert.throws(() => scopedTagWords(1, 2 ** 48), /48 bits/);
+  assert.throws(() => scopedTagWords(1, 2n ** 63n), /48 bits/);
+  assert.equal(scopedMaskWords(0), [0, 0xffff0000]);
+  assert.equal(scopedMaskWords(0xffffffffffffffffn), [0xffffffff, 0xffffffff]);
+  assert.is(unscopedTag(0xffffffff, 0xabcdffff), 2 ** 48 - 1);
+  assert.is(unscopedTag(42, 0x00070000), 42);
+});
+
+test.run();
