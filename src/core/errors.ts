@@ -101,7 +101,13 @@ export function invalidArgument(message: string): UcxError {
  * UCS status as its `code`: what UCX reports for a refused or unreachable peer names the status
  * only ("Destination is unreachable"), not which of the two happened nor where.
  */
-export function connectionError(status: number, host: string, port: number, describe?: (status: number) => string | null): UcxError {
+export function connectionError(
+  status: number,
+  host: string,
+  port: number,
+  describe?: (status: number) => string | null,
+  cause?: unknown,
+): UcxError {
   const name = statusName(status);
   const text = describe?.(status) ?? undefined;
   const where = `${host}:${port}`;
@@ -117,7 +123,7 @@ export function connectionError(status: number, host: string, port: number, desc
           : name === "UCS_ERR_ENDPOINT_TIMEOUT" || name === "UCS_ERR_TIMED_OUT"
             ? `no answer from ${where} (the connection timed out)`
             : `cannot connect to ${where}`;
-  return new UcxError(name, `${words}: ${name}${text ? ` (${text})` : ""}`, { status, statusText: text });
+  return new UcxError(name, `${words}: ${name}${text ? ` (${text})` : ""}`, { status, statusText: text, cause });
 }
 
 /**

@@ -9,12 +9,20 @@ import { invalidArgument } from "./errors.ts";
 const AF_INET = 2;
 const AF_INET6 = 10;
 
-export async function sockaddr(host: string | undefined, port: number): Promise<Uint8Array> {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidArgument(`port must be 0..65535, got ${port}`);
+/**
+ * A host given by the user, checked before anything resolves or binds it: a non-empty string
+ * (the hello's node:net and UCX's sockaddr paths both call this).
+ */
+export function checkHost(host: unknown): void {
   if (host !== undefined && (typeof host !== "string" || host.trim() === "")) {
     // dns.lookup("") "resolves" to a null address (DEP0118) that nothing below can use.
     throw invalidArgument(`host must be a non-empty string (a name or an IP address), got ${JSON.stringify(host)}`);
   }
+}
+
+export async function sockaddr(host: string | undefined, port: number): Promise<Uint8Array> {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidArgument(`port must be 0..65535, got ${port}`);
+  checkHost(host);
   let address = host ?? "0.0.0.0";
   if (isIP(address) === 0) {
     let resolved: string | null | undefined;

@@ -37,7 +37,7 @@ import { ProtocolSelector } from "./proto/selector.ts";
 import { SendPath } from "./proto/send-path.ts";
 import { RegistrationCache } from "./proto/registration-cache.ts";
 import { INLINE_CAPACITY } from "./engine/records.ts";
-import { sockaddr } from "./sockaddr.ts";
+import { checkHost, sockaddr } from "./sockaddr.ts";
 import { checkWorkerAddress, wrapWorkerAddress } from "./worker-address.ts";
 import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "./tag.ts";
 
@@ -579,7 +579,7 @@ export class Worker {
     const errorHandling = options.errorHandling ?? this.errorHandling;
     if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
     if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer) && checkProtocol(peer.protocol) === "hello") {
-      if (typeof peer.host !== "string") throw invalidArgument("connect: host must be a string");
+      checkHost(peer.host ?? "");
       if (!Number.isInteger(peer.port) || peer.port < 1 || peer.port > 65535) throw invalidArgument(`port must be 1..65535, got ${peer.port}`);
       this.assertOpen();
       return connectWithHello(this, peer.host, peer.port, errorHandling);

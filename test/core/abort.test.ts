@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { createServer } from "node:net";
 import { UcxError } from "../../src/index.ts";
 import { runScript } from "../helpers/spawn.ts";
-import { pair } from "../helpers/workers.ts";
+import { helloEndpoints, pair } from "../helpers/workers.ts";
 
 function assertAbort(e: unknown, cause: unknown, what: string): void {
   assert.instance(e, UcxError, `${what}: ${e}`);
@@ -36,7 +36,7 @@ for (const mode of ["thread", "polling"] as const) {
   test("AbortSignal.timeout: recv, recvMulti, amRecv and streamRecv reject with AbortError caused by a TimeoutError", async () => {
     const p = await pair(mode);
     try {
-      const ba = await p.run(p.a.address().then((addr) => p.b.connect(addr)));
+      const { ab: ba } = await helloEndpoints(p.b, p.a, p.run); // ep.recv needs a receive of its own
       const cases: [string, Promise<unknown>][] = [
         ["worker.recv", p.b.recv(new Uint8Array(8), 1, undefined, { signal: AbortSignal.timeout(30) })],
         ["ep.recv", ba.recv(new Uint8Array(8), 1, undefined, { signal: AbortSignal.timeout(30) })],
@@ -74,10 +74,12 @@ for (const mode of ["thread", "polling"] as const) {
   test("a rejected ep.recv's stack shows the caller's frame", async () => {
     const p = await pair(mode);
     try {
+      const { ab } = await helloEndpoints(p.a, p.b, p.run); // ep.recv needs a receive of its own
       async function callerFrameMarker(): Promise<void> {
-        await p.ab.recv(new Uint8Array(8), 1, undefined, { signal: AbortSignal.timeout(20) });
+        await ab.recv(new Uint8Array(8), 1, undefined, { signal: AbortSignal.timeout(20) });
       }
       const e = (await p.run(rejection(callerFrameMarker())) as Error);
+      assert.is((e as UcxError).name, "AbortError", String(e)); // not a synchronous refusal
       assert.match(String(e.stack), /callerFrameMarker/);
     } finally {
       await p.close();

@@ -8,7 +8,9 @@ import { Worker } from "../../src/index.ts";
 
 const mode = (process.argv[2] ?? "thread") as "thread";
 const w = await Worker.create({ progressMode: mode });
-const ep = await w.settled(w.connect(await w.settled(w.address())));
+// ep.recv needs an endpoint made through the hello (a receive of its own): connect to ourselves.
+const listener = await w.settled(w.listen({ host: "127.0.0.1", port: 0 }));
+const [, ep] = await w.settled(Promise.all([listener.accept(), w.connect({ host: "127.0.0.1", port: listener.port })]));
 void w.recv(new Uint8Array(8), 1);
 void ep.recv(new Uint8Array(8), 2);
 void ep.recvMulti(3);

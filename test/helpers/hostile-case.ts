@@ -248,6 +248,10 @@ const cases: Record<string, () => Promise<Record<string, unknown>>> = {
 
   /** Every operation refuses a detached (or resizable) buffer of every kind with UCX_TS_INVALID_ARGUMENT. */
   async detached() {
+    // ep.recv / ep.recvMulti need an endpoint with a receive of its own: one made through the hello.
+    const listener = await run(b.listen({ host: "127.0.0.1", port: 0 }));
+    const [, scoped] = await run(Promise.all([listener.accept(), a.connect({ host: "127.0.0.1", port: listener.port })]));
+    await run(listener.close());
     const mem = await run(b.memMap(4096));
     const rkey = await run(ab.unpackRkey(await run(mem.packRkey())));
     // Node 20 has no ArrayBuffer.prototype.transfer: structuredClone with transfer detaches anywhere.
@@ -281,7 +285,7 @@ const cases: Record<string, () => Promise<Record<string, unknown>>> = {
     }
     const ops: Record<string, (buf: ArrayBufferView | ArrayBuffer) => unknown> = {
       send: (x) => ab.send(x, 1),
-      recv: (x) => ab.recv(x, 1),
+      recv: (x) => scoped.recv(x, 1),
       "worker.recv": (x) => a.recv(x, 1),
       amSend: (x) => ab.amSend(x),
       "amSend header": (x) => ab.amSend(new Uint8Array(1), { header: x }),

@@ -57,6 +57,17 @@ export async function pair(mode: ProgressMode, options: WorkerOptions = {}): Pro
   };
 }
 
+/**
+ * Endpoints between `a` and `b` made through the hello (b listens, a connects), so that each has
+ * a receive of its own (`ep.recv` on an endpoint made by worker address is refused).
+ */
+export async function helloEndpoints(a: Worker, b: Worker, run: <T>(p: Promise<T>) => Promise<T>): Promise<{ ab: Endpoint; ba: Endpoint }> {
+  const listener = await run(b.listen({ host: "127.0.0.1", port: 0 }));
+  const [ba, ab] = await run(Promise.all([listener.accept(), a.connect({ host: "127.0.0.1", port: listener.port })]));
+  await run(listener.close());
+  return { ab, ba };
+}
+
 /** Deterministic content: byte i of message `seed` is (i * 31 + seed) & 255. */
 export function pattern(length: number, seed: number): Uint8Array {
   const out = new Uint8Array(length);

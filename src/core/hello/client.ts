@@ -5,10 +5,21 @@
  * hello listener, silence.
  */
 import { connect, type Socket } from "node:net";
-import { UcxError } from "../errors.ts";
+import { UCS_STATUS } from "../../ffi/index.ts";
+import { connectionError, UcxError } from "../errors.ts";
+import { describeStatus } from "../library.ts";
 import { type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** The socket's errno as the UCS status UCX's own connection manager reports for it. */
+const SOCKET_ERRORS: Readonly<Record<string, number>> = {
+  ECONNREFUSED: UCS_STATUS.UCS_ERR_NOT_CONNECTED,
+  EHOSTUNREACH: UCS_STATUS.UCS_ERR_UNREACHABLE,
+  ENETUNREACH: UCS_STATUS.UCS_ERR_UNREACHABLE,
+  ECONNRESET: UCS_STATUS.UCS_ERR_CONNECTION_RESET,
+  ETIMEDOUT: UCS_STATUS.UCS_ERR_TIMED_OUT,
+};
 
 /**
  * Resolves with the listener's answer and the connection, still open: an accept's connection
@@ -40,16 +51,13 @@ export function exchangeHello(
         reject(outcome.error);
       }
     };
-    const timer = setTimeout(
-      () => finish({ error: new UcxError("UCS_ERR_TIMED_OUT", `connect ${where}: no answer to the hello within ${timeoutMs} ms`) }),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => finish({ error: connectionError(UCS_STATUS.UCS_ERR_TIMED_OUT, host, port, describeStatus) }), timeoutMs);
     const reader = new HelloReader();
     socket = connect({ host, port }, () => socket!.write(hello));
     socket.setNoDelay(true);
     socket.on("error", (e: NodeJS.ErrnoException) => {
-      const code = e.code === "ECONNREFUSED" ? "UCS_ERR_UNREACHABLE" : e.code === "ECONNRESET" ? "UCS_ERR_CONNECTION_RESET" : "UCS_ERR_IO_ERROR";
-      finish({ error: new UcxError(code, `connect ${where}: ${e.message}`, { cause: e }) });
+      // The same words and statuses as a UCX connection would give (errors.ts, connectionError).
+      finish({ error: connectionError(SOCKET_ERRORS[e.code ?? ""] ?? UCS_STATUS.UCS_ERR_IO_ERROR, host, port, describeStatus, e) });
     });
     socket.on("close", () =>
       finish({
