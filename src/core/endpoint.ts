@@ -5,6 +5,7 @@
  * nothing can satisfy rejects with the endpoint's error instead of waiting for a message that
  * can no longer come (endpoint-drain.ts).
  */
+import { callUserCallback } from "./user-callback.ts";
 import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
@@ -514,7 +515,7 @@ export class Endpoint {
     }
     this.#drain = new ReceiveDrain(this.worker, this, status, this.#error, this.worker.amInbox(this.id));
     this.link?.close();
-    this.onError?.(this.#error);
+    callUserCallback(this.onError, this.#error);
   }
 
   /**

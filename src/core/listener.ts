@@ -9,6 +9,7 @@
  * UCXX peers; on UCX 1.13 any TCP client writing unexpected bytes to that port aborts the
  * process (tcp_sockcm_ep.c), so expose it only to peers you trust.
  */
+import { callUserCallback } from "./user-callback.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import { UcxError } from "./errors.ts";
 import type { HelloServer } from "./hello/server.ts";
@@ -93,7 +94,7 @@ export class Listener implements AsyncIterable<Endpoint> {
 
   /** @internal An endpoint is accepted: to `onConnection`, a waiting `accept()`, or the queue. */
   deliver(ep: Endpoint): void {
-    if (this.options.onConnection) this.options.onConnection(ep);
+    if (this.options.onConnection) callUserCallback(this.options.onConnection, ep);
     else {
       const waiter = this.waiters.shift();
       if (waiter) waiter({ value: ep, done: false });
@@ -105,7 +106,7 @@ export class Listener implements AsyncIterable<Endpoint> {
   reportError(error: UcxError): void {
     this.lastError = error;
     if (this.#closed) return;
-    this.onError?.(error);
+    callUserCallback(this.onError, error);
   }
 
   /** @internal A connection request arrived (from the executor's conn handler). */

@@ -4,6 +4,7 @@
  * a receive from any endpoint takes the oldest unread message of all inboxes, or the next to
  * arrive that no endpoint's receive is waiting for.
  */
+import { callUserCallback } from "../user-callback.ts";
 import { UcxError } from "../errors.ts";
 import type { Endpoint } from "../endpoint.ts";
 import type { Payload } from "../engine/payload.ts";
@@ -105,13 +106,5 @@ export class AmRouter {
 }
 
 function run(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
-  try {
-    handler(message, endpoint);
-  } catch (e) {
-    // A throwing handler must not break the delivery of other completions: report it as any
-    // uncaught error would be.
-    queueMicrotask(() => {
-      throw e;
-    });
-  }
+  callUserCallback(handler, message, endpoint);
 }
