@@ -50,7 +50,10 @@ fact("sizeof(ucs_status_t)", "sizeof(ucs_status_t)", C_SIZE.status);
 // Taking each function's address makes the linker prove the symbol exists in that library.
 const refs = Object.keys(symbols).map((s) => `    (void *)&${s},`);
 
-const program = `#include <stddef.h>
+const program = `#define _GNU_SOURCE /* memfd_create */
+#include <stddef.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <poll.h>
