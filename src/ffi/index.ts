@@ -7,6 +7,7 @@ export { NULL, C_SIZE } from "./types.ts";
 export type { Backend, BufferSource, CallbackDef, NativeCallback } from "./backend.ts";
 export { symbols, cudaSymbols, callbackTypes, type LibraryName, type SymbolDef } from "./symbols.ts";
 export { layouts, type LayoutName, type LayoutDef, type FieldDef } from "./layouts.ts";
+export { uctOps, uctInlineCalls, type UctOpName, type UctOpDef } from "./uct-ops.ts";
 export { Struct } from "./struct.ts";
 export { UCS_STATUS, UCX_CONSTANTS, MEMORY_TYPE_NAMES, DEVICE_TYPE_NAMES, ptrIsError, type UcsStatusName } from "./constants.ts";
 export { runtime, runtimeVersion, getEnv, platform, type RuntimeName } from "./runtime.ts";

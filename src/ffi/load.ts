@@ -48,6 +48,8 @@ export interface Ucx extends Functions<typeof symbols> {
   cString(address: Pointer): string | null;
   /** A C function pointer calling `fn` (see `Backend.callback`). */
   callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
+  /** A callable for the C function pointer at `address` (see `Backend.functionAt`). */
+  functionAt(address: Pointer, signature: CallbackDef): NativeFunction;
 }
 
 export type CudaRuntime = Functions<typeof cudaSymbols> & { readonly path: string };
@@ -141,6 +143,7 @@ export function openUcx(options: OpenOptions = {}): Ucx {
     struct: (name) => new Struct(name),
     structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size)),
     callback: (signature, fn) => b.callback(signature, fn),
+    functionAt: (address, signature) => b.functionAt(address, signature),
     cString: (address) => (address === 0 ? null : decoder.decode(new Uint8Array(b.view(address, strlen(address))))),
   };
 }
