@@ -4,7 +4,7 @@
  */
 export type { Pointer, CType } from "./types.ts";
 export { NULL, C_SIZE } from "./types.ts";
-export type { Backend, BufferSource, CallbackDef, NativeCallback } from "./backend.ts";
+export type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction } from "./backend.ts";
 export { symbols, cudaSymbols, callbackTypes, type LibraryName, type SymbolDef } from "./symbols.ts";
 export { layouts, type LayoutName, type LayoutDef, type FieldDef } from "./layouts.ts";
 export { uctOps, uctInlineCalls, type UctOpName, type UctOpDef } from "./uct-ops.ts";

@@ -178,8 +178,9 @@ export const cudaSymbols = {
 export type SymbolTable = Readonly<Record<string, SymbolDef>>;
 
 /**
- * C callback types UCX calls back through. They fire inside `ucp_worker_progress`, on the
- * thread that owns the worker, which is where they are created.
+ * C callback types UCX calls back through. They fire inside `ucp_worker_progress` (UCT's inside
+ * `uct_worker_progress` and the UCT operations), on the thread that owns the worker, which is
+ * where they are created.
  */
 export const callbackTypes = {
   /** `void (*)(ucp_conn_request_h conn_request, void *arg)` */
@@ -200,6 +201,8 @@ export const callbackTypes = {
   uct_pending_callback_t: { args: ["ptr"], result: "status" },
   /** `size_t (*)(void *dest, void *arg)` */
   uct_pack_callback_t: { args: ["ptr", "ptr"], result: "usize" },
+  /** `void (*)(uct_pending_req_t *self, void *arg)` */
+  uct_pending_purge_callback_t: { args: ["ptr", "ptr"], result: "void" },
   /** `void (*)(void *arg, const void *data, size_t length)` */
   uct_unpack_callback_t: { args: ["ptr", "ptr", "usize"], result: "void" },
 } as const;
