@@ -151,6 +151,9 @@ export class UctInterface {
    */
   setAmHandler(id: number, handler: UctAmHandler | null): void {
     if (!Number.isInteger(id) || id < 0 || id >= C.UCT_AM_ID_MAX) throw invalidArgument(`AM id must be 0..${C.UCT_AM_ID_MAX - 1}, got ${id}`);
+    if (!this.attributes.capabilities.some((c) => c.startsWith("am_"))) {
+      throw new UcxError("UCS_ERR_UNSUPPORTED", `${this.transport} has no active messages`, { status: -22 });
+    }
     const u = ucx();
     const cb = handler ? nativeCallbacks().am : 0;
     check(u.uct_iface_set_am_handler(this.iface, id, cb, this.token * C.UCT_AM_ID_MAX + id, 0), "uct_iface_set_am_handler");
