@@ -99,3 +99,10 @@ export function same(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/** FNV-1a, 32 bits: the peer's short answer for a message too big to echo. */
+export function fnv1a(b: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (const x of b) h = Math.imul(h ^ x, 0x01000193) >>> 0;
+  return h;
+}

@@ -127,7 +127,8 @@ for (const target of uctTargets()) {
         const seen = new Uint32Array(total);
         let received = 0;
         p.b.setAmHandler(5, (m) => {
-          seen[new DataView(m.data.buffer, m.data.byteOffset).getUint32(0, true)]++;
+          const seq = new DataView(m.data.buffer, m.data.byteOffset).getUint32(0, true);
+          seen[seq] = seen[seq]! + 1;
           received++;
         });
         let noResource = 0;
