@@ -82,6 +82,7 @@ export class UctEndpoint {
 
   /** `uct_ep_get_address` (CONNECT_TO_EP transports): what the peer's `connectToEndpoint` needs. */
   address(): Uint8Array {
+    this.requireConnectToEndpoint("address");
     const n = this.iface.attributes.endpointAddressLength;
     const out = new Uint8Array(Math.max(1, n));
     check(ucx().uct_ep_get_address(this.ep, ucx().addressOf(out)), "uct_ep_get_address");
@@ -90,6 +91,7 @@ export class UctEndpoint {
 
   /** `uct_ep_connect_to_ep`: both sides call it with the other's device and endpoint addresses. */
   connectToEndpoint(deviceAddress: Uint8Array, endpointAddress: Uint8Array): void {
+    this.requireConnectToEndpoint("connectToEndpoint");
     const a = this.iface.attributes;
     if (deviceAddress.length !== a.deviceAddressLength || endpointAddress.length !== a.endpointAddressLength) {
       throw invalidArgument(
@@ -98,6 +100,16 @@ export class UctEndpoint {
     }
     const u = ucx();
     check(u.uct_ep_connect_to_ep(this.ep, u.addressOf(deviceAddress), u.addressOf(endpointAddress)), "uct_ep_connect_to_ep");
+  }
+
+  /**
+   * The ops of a transport without CONNECT_TO_EP leave ep_get_address and ep_connect_to_ep NULL:
+   * uct.h would call through the NULL pointer (a segfault, seen with posix), so refuse first.
+   */
+  private requireConnectToEndpoint(what: string): void {
+    if (!this.iface.attributes.connectToEndpoint) {
+      throw new UcxError("UCS_ERR_UNSUPPORTED", `${what}: ${this.iface.transport} endpoints connect to interfaces, not to endpoints`, { status: -22 });
+    }
   }
 
   private require(capability: string): void {

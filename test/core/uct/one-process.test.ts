@@ -340,6 +340,11 @@ for (const target of uctTargets()) {
           const big = new Uint8Array(p.a.attributes.am.maxShort);
           assert.throws(() => p.ab.amShort(1, 0, big), (e: unknown) => code(e) === "UCX_TS_INVALID_ARGUMENT");
         } else assert.throws(() => p.ab.amShort(1, 0, new Uint8Array(1)), (e: unknown) => code(e) === "UCS_ERR_UNSUPPORTED");
+        if (!p.a.attributes.connectToEndpoint) {
+          // these ops are NULL in such a transport's table: uct.h would jump to address 0
+          assert.throws(() => p.ab.address(), (e: unknown) => code(e) === "UCS_ERR_UNSUPPORTED");
+          assert.throws(() => p.ab.connectToEndpoint(new Uint8Array(8), new Uint8Array(8)), (e: unknown) => code(e) === "UCS_ERR_UNSUPPORTED");
+        }
         assert.throws(() => p.a.connect({ deviceAddress: new Uint8Array(3), interfaceAddress: new Uint8Array(1) }), (e: unknown) =>
           ["UCX_TS_INVALID_ARGUMENT", "UCS_ERR_UNSUPPORTED"].includes(code(e)),
         );
