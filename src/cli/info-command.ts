@@ -1,11 +1,14 @@
 /** `ucx-ts info [--json]`: what UCX this process would use, and what it can reach. */
 import { collectInfo, formatInfo, probeEndpointTransports } from "../core/info.ts";
+import { listUctTransports } from "../core/uct/index.ts";
+import { formatUctTransports, uctJsonReplacer } from "./uct-info.ts";
 
 export const infoHelp = `Usage: ucx-ts info [--json] [--no-endpoints]
 
 Print the UCX library in use, the JavaScript runtime and FFI backend, the transports and
 devices UCX sees on this host (like \`ucx_info -d\`), the memory types a UCX context supports,
-whether a CUDA runtime is present, and which transports an endpoint to another worker on this
+whether a CUDA runtime is present, the UCT components, memory domains and transports with
+their attributes (operations and size limits, atomics, connection modes), and which transports an endpoint to another worker on this
 host gets with error handling "peer" and with "none" (two workers connect over 127.0.0.1).
 
 Options:
@@ -24,9 +27,11 @@ export async function infoCommand(args: readonly string[], write: (text: string)
   if (unknown.length > 0) throw new UsageError(`info: unknown argument '${unknown[0]}'`);
   const report = collectInfo();
   const endpointTransports = probe ? await probeEndpointTransports() : undefined;
-  if (json) write(JSON.stringify({ ...report, endpointTransports }, null, 2));
+  const uct = listUctTransports();
+  if (json) write(JSON.stringify({ ...report, endpointTransports, uct }, uctJsonReplacer, 2));
   else {
     write(formatInfo(report));
+    write(formatUctTransports(uct));
     if (endpointTransports) {
       write("Endpoint transports to a worker on this host:");
       write(`  error handling peer: ${endpointTransports.peer.join(", ")}`);
