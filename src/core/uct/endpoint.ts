@@ -21,6 +21,7 @@ import type { UctCompletion } from "./completion.ts";
 import type { UctInterface, UctInterfaceAddress } from "./interface.ts";
 import type { UctMemory, UctRemoteKey } from "./memory.ts";
 import { nativeCallbacks, type PackSource } from "./native-callbacks.ts";
+import { addressOfView } from "./native-memory.ts";
 import { bcopyResult, sendStatus, UCS_INPROGRESS, UCS_OK, type UctSendStatus } from "./status.ts";
 import type { UctAtomicOpName } from "./transport-attributes.ts";
 
@@ -113,7 +114,7 @@ export class UctEndpoint {
   }
 
   private require(capability: string): void {
-    if (!this.iface.attributes.capabilities.includes(capability)) {
+    if (!this.iface.capabilitySet.has(capability)) {
       throw new UcxError("UCS_ERR_UNSUPPORTED", `${this.iface.transport} has no ${capability}`, { status: -22 });
     }
   }
@@ -139,8 +140,7 @@ export class UctEndpoint {
     if (payload.length + 8 > this.iface.attributes.am.maxShort) {
       throw invalidArgument(`am_short of ${payload.length} + 8 header bytes exceeds ${this.iface.transport}'s max_short ${this.iface.attributes.am.maxShort}`);
     }
-    const u = ucx();
-    return sendStatus(this.iface.ops.ep_am_short(this.ep, id, header, payload.length > 0 ? u.addressOf(payload) : 0, payload.length), "uct_ep_am_short");
+    return sendStatus(this.iface.ops.ep_am_short(this.ep, id, header, addressOfView(payload), payload.length), "uct_ep_am_short");
   }
 
   /**
@@ -175,12 +175,11 @@ export class UctEndpoint {
     if (entries.length === 0 || entries.length > maxIov) {
       throw invalidArgument(`${entries.length} iov entries; ${this.iface.transport} takes 1..${maxIov}`);
     }
-    const u = ucx();
     const iov = new Uint8Array(new ArrayBuffer(entries.length * IOV_SIZE));
     const v = new DataView(iov.buffer);
     entries.forEach((e, i) => {
       const o = i * IOV_SIZE;
-      v.setBigUint64(o, BigInt(e.buffer.length > 0 ? u.addressOf(e.buffer) : 0), true);
+      v.setBigUint64(o, BigInt(addressOfView(e.buffer)), true);
       v.setBigUint64(o + 8, BigInt(e.buffer.length), true);
       v.setBigUint64(o + 16, BigInt(e.memory?.memh ?? 0), true);
       v.setBigUint64(o + 24, 0n, true);
@@ -200,7 +199,7 @@ export class UctEndpoint {
     const iov = this.iov(payload, a.maxIov);
     const u = ucx();
     const status = sendStatus(
-      this.iface.ops.ep_am_zcopy(this.ep, id, header.length > 0 ? u.addressOf(header) : 0, header.length, u.addressOf(iov), payload.length, flags, completion?.address ?? 0),
+      this.iface.ops.ep_am_zcopy(this.ep, id, addressOfView(header), header.length, u.addressOf(iov), payload.length, flags, completion?.address ?? 0),
       "uct_ep_am_zcopy",
     );
     return this.hold(status, completion, [header, payload, iov]);
@@ -212,8 +211,7 @@ export class UctEndpoint {
   putShort(buffer: Uint8Array, remoteAddress: number, rkey: UctRemoteKey): UctSendStatus {
     this.require("put_short");
     if (buffer.length > this.iface.attributes.put.maxShort) throw invalidArgument(`put_short of ${buffer.length} bytes exceeds max_short`);
-    const u = ucx();
-    return sendStatus(this.iface.ops.ep_put_short(this.ep, buffer.length > 0 ? u.addressOf(buffer) : 0, buffer.length, remoteAddress, liveKey(rkey)), "uct_ep_put_short");
+    return sendStatus(this.iface.ops.ep_put_short(this.ep, addressOfView(buffer), buffer.length, remoteAddress, liveKey(rkey)), "uct_ep_put_short");
   }
 
   /** `uct_ep_put_bcopy`: returns the length put, or UCS_ERR_NO_RESOURCE. */
@@ -241,7 +239,7 @@ export class UctEndpoint {
   /** `uct_ep_get_short`. */
   getShort(target: Uint8Array, remoteAddress: number, rkey: UctRemoteKey): UctSendStatus {
     this.require("get_short");
-    return sendStatus(this.iface.ops.ep_get_short(this.ep, ucx().addressOf(target), target.length, remoteAddress, liveKey(rkey)), "uct_ep_get_short");
+    return sendStatus(this.iface.ops.ep_get_short(this.ep, addressOfView(target), target.length, remoteAddress, liveKey(rkey)), "uct_ep_get_short");
   }
 
   /** `uct_ep_get_bcopy`: `target.length` bytes are copied into `target` when they arrive. */

@@ -34,6 +34,8 @@ export interface UctInterfaceAddress {
 export class UctInterface {
   private closed = false;
   readonly attributes: UctTransportAttributes;
+  /** `attributes.capabilities` as a set, for the checks on the data path. */
+  readonly capabilitySet: ReadonlySet<string>;
   /** The ops table (uct.h's inline calls), for this interface and its endpoints. */
   readonly ops: UctOps;
   private readonly token: number;
@@ -52,6 +54,7 @@ export class UctInterface {
     const attr = u.struct("uct_iface_attr_t");
     check(u.uct_iface_query(handle, u.addressOf(attr.bytes)), `uct_iface_query(${transport}/${device})`);
     this.attributes = transportAttributes(attr);
+    this.capabilitySet = new Set(this.attributes.capabilities);
     this.ops = bindOps(handle);
     const callbacks = nativeCallbacks();
     this.token = callbacks.nextToken();

@@ -23,6 +23,8 @@ interface Owner {
 
 export class UctMemory {
   private released = false;
+  /** Local address of the first byte (what the peer uses as `remoteAddress`). */
+  readonly address: Pointer;
 
   private constructor(
     readonly memoryDomain: UctMemoryDomain,
@@ -31,11 +33,8 @@ export class UctMemory {
     /** The `uct_mem_h`. */
     readonly memh: Pointer,
     private readonly allocation: Uint8Array | undefined,
-  ) {}
-
-  /** Local address of the first byte (what the peer uses as `remoteAddress`). */
-  get address(): Pointer {
-    return ucx().addressOf(this.bytes);
+  ) {
+    this.address = ucx().addressOf(bytes);
   }
 
   get length(): number {

@@ -21,3 +21,21 @@ export function cStringBytes(s: string): Uint8Array {
   out.set(b);
   return out;
 }
+
+const addresses = new WeakMap<ArrayBufferView, Pointer>();
+
+/**
+ * `ucx().addressOf(view)`, remembered per view object: the data path passes the same buffers
+ * again and again, and taking an address costs ~0.5 us through koffi. A view's memory does not
+ * move once its address was taken (ffi-facts.md; Bun's addressOf pins it first), and a view
+ * whose buffer was detached has length 0 and is asked again.
+ */
+export function addressOfView(view: ArrayBufferView): Pointer {
+  if (view.byteLength === 0) return 0;
+  let a = addresses.get(view);
+  if (a === undefined) {
+    a = ucx().addressOf(view);
+    addresses.set(view, a);
+  }
+  return a;
+}

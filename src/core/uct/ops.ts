@@ -9,17 +9,22 @@ import { readPointer } from "./native-memory.ts";
 export type UctOps = { readonly [K in UctOpName]: NativeFunction };
 
 export function bindOps(iface: Pointer): UctOps {
-  const bound = new Map<string, NativeFunction>();
-  return new Proxy({} as UctOps, {
-    get(_, name: string) {
-      let fn = bound.get(name);
-      if (!fn) {
-        const def = uctOps[name as UctOpName];
+  // Each op is bound on first use (koffi builds a prototype per binding: binding all 24 at open
+  // would cost every interface for ops it never calls), then stored as a plain data property
+  // so the data path pays a property load, not a lookup.
+  const ops = {} as Record<string, NativeFunction>;
+  for (const name of Object.keys(uctOps) as UctOpName[]) {
+    Object.defineProperty(ops, name, {
+      configurable: true,
+      enumerable: true,
+      get() {
+        const def = uctOps[name];
         const field = layouts.uct_iface_t.fields[def.field];
-        fn = ucx().functionAt(readPointer(iface + field.offset), def);
-        bound.set(name, fn);
-      }
-      return fn;
-    },
-  });
+        const fn = ucx().functionAt(readPointer(iface + field.offset), def);
+        Object.defineProperty(ops, name, { value: fn, writable: false, enumerable: true });
+        return fn;
+      },
+    });
+  }
+  return ops as UctOps;
 }
