@@ -43,3 +43,33 @@ export { SEND_PROTOCOLS, OPERATIONS, DEFAULT_COSTS, type SendProtocol, type Oper
 export { resolveProtocolConfig, optionsFromEnv, DEFAULT_BOUNCE, type ProtocolOptions, type ResolvedProtocolConfig } from "./core/proto/config.ts";
 export { defaultCalibrationPath, parseCalibration, saveCalibration, loadCalibratedCosts, CALIBRATION_FORMAT, type Calibration } from "./core/proto/calibration.ts";
 export { formatProtoInfo } from "./core/proto/report.ts";
+// UCT, the transport layer (issue 24): polled on the thread that creates the worker.
+export {
+  UctComponent,
+  UctMemoryDomain,
+  UctWorker,
+  UctInterface,
+  UctEndpoint,
+  UctMemory,
+  UctRemoteKey,
+  UctCompletion,
+  UctAmMessage,
+  UCS_OK,
+  UCS_INPROGRESS,
+  UCS_ERR_NO_RESOURCE,
+  UCT_ATOMIC_OPS,
+  listUctTransports,
+  type UctTransportResource,
+  type UctMemoryDomainAttributes,
+  type UctProgressOptions,
+  type UctInterfaceAddress,
+  type UctIovEntry,
+  type UctAmHandler,
+  type UctHeldMessage,
+  type UctPackSource,
+  type UctSendStatus,
+  type UctAtomicOpName,
+  type UctTransportAttributes,
+  type UctOperationLimits,
+  type UctTransportInfo,
+} from "./core/uct/index.ts";
