@@ -67,9 +67,12 @@ export function nativeCallbacks(): NativeCallbacks {
   const pending = make(uctCallbacks.uct_pending_callback_t, (self) => {
     const p = pendingRequests.get(self);
     if (!p) return 0; // UCS_OK: unknown request, let UCT drop it
-    let status = -2;
+    // A callback that throws (or returns no status) leaves the queue: called again it would
+    // throw again on every progress. Its exception is rethrown on a microtask.
+    let status = 0;
     callUserCallback(() => {
-      status = p.run();
+      const r = p.run();
+      status = typeof r === "number" ? r : 0;
     });
     if (status === 0) pendingRequests.delete(self);
     return status;
