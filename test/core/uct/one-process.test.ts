@@ -241,6 +241,21 @@ for (const target of uctTargets()) {
           local.release();
         }
         assert.ok(checked > 0);
+        // fence: a put issued after it is ordered after the one before it (the same bytes: the later wins)
+        if (has(p, "put_short") || has(p, "put_bcopy")) {
+          const put = (d: Uint8Array) => (has(p, "put_short") ? p.ab.putShort(d, base + 60_000, rkey) : p.ab.putBcopy(d, base + 60_000, rkey));
+          for (let round = 0; round < 20; round++) {
+            put(pattern(32, 100 + round));
+            p.ab.fence();
+            p.a.fence();
+            put(pattern(32, 200 + round));
+          }
+          await flushed();
+          await p.worker.progressUntil(() => same(mem.bytes.subarray(60_000, 60_032), pattern(32, 219)), { what: "the fenced put" });
+        } else {
+          p.ab.fence(); // no short/bcopy put to order here: the call itself must succeed
+          p.a.fence();
+        }
         assert.is(p.a.flush(), UCS_OK, "nothing left in flight on the interface");
         rkey.release();
         const one = [{ buffer: new Uint8Array(1) }];
