@@ -173,6 +173,27 @@ for (const target of uctTargets()) {
       }
     });
 
+    if (target.transport === "posix" || target.transport === "sysv") {
+      test("destroying an endpoint purges its pending queue: each request is told, none is run", () => {
+        const p = uctPair(target, mode);
+        try {
+          p.b.setAmHandler(6, () => {});
+          const msg = new Uint8Array(64);
+          let sent = 0;
+          while (p.ab.amBcopy(6, msg) !== UCS_ERR_NO_RESOURCE) if (++sent > 100_000) throw new Error("the FIFO never filled");
+          let ran = 0;
+          let purged = 0;
+          for (let i = 0; i < 3; i++) assert.is(p.ab.pendingAdd(() => (ran++, UCS_OK), () => purged++), UCS_OK);
+          p.ab.destroy();
+          assert.is(purged, 3);
+          assert.is(ran, 0);
+          assert.throws(() => p.ab.amBcopy(6, msg), (e: unknown) => code(e) === "UCX_TS_CLOSED");
+        } finally {
+          p.close();
+        }
+      });
+    }
+
     test("put and get (short, bcopy, zcopy) land in the owner's memory; flush completes them", async () => {
       const p = uctPair(target, mode);
       try {
