@@ -4,8 +4,8 @@ import process from "node:process";
 import { createInterface } from "node:readline";
 import type { UctWorker } from "../../src/core/uct/index.ts";
 import { repoRoot, runtimeArgv } from "./spawn.ts";
-import type { UctTarget } from "./uct.ts";
 
+/** What the peer offers for one "transport/device/mode". */
 export interface UctPeerHello {
   readonly deviceAddress: string;
   readonly interfaceAddress: string;
@@ -25,16 +25,16 @@ export class UctPeerProcess {
     child.on("exit", (code, signal) => (this.exit = `exit ${code ?? signal}`));
   }
 
-  /** Start the peer and wait for its first line, progressing `worker` meanwhile. */
-  static async start(t: UctTarget, mode: "iface" | "ep", worker: UctWorker): Promise<{ peer: UctPeerProcess; hello: UctPeerHello }> {
+  /** Start the peer (one for every transport and mode) and wait for its first line, progressing `worker` meanwhile. */
+  static async start(worker: UctWorker): Promise<{ peer: UctPeerProcess; hello: Record<string, UctPeerHello> }> {
     const [cmd, ...args] = runtimeArgv("test/helpers/uct-peer.ts");
-    const child = spawn(cmd, [...args, t.component, t.memoryDomain, t.transport, t.device, mode], {
+    const child = spawn(cmd, args, {
       cwd: repoRoot,
       env: process.env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     const peer = new UctPeerProcess(child);
-    const hello = (await peer.next(worker, 30_000)) as UctPeerHello;
+    const hello = (await peer.next(worker, 30_000)) as Record<string, UctPeerHello>;
     return { peer, hello };
   }
 
@@ -52,11 +52,16 @@ export class UctPeerProcess {
     return (await this.next(worker)) as T;
   }
 
-  async quit(worker: UctWorker): Promise<void> {
+  /** Ask the peer to quit; resolves with how it ended ("exit 0" when cleanly). */
+  async quit(worker: UctWorker): Promise<string> {
     if (this.exit === undefined) this.child.stdin!.write(JSON.stringify({ cmd: "quit" }) + "\n");
     const deadline = Date.now() + 10_000;
     await worker.progressUntil(() => this.exit !== undefined || Date.now() > deadline, { timeoutMs: 15_000 }).catch(() => {});
-    if (this.exit === undefined) this.child.kill("SIGKILL");
+    if (this.exit === undefined) {
+      this.child.kill("SIGKILL");
+      return `killed after 10 s; stderr: ${this.stderr}`;
+    }
+    return this.exit === "exit 0" ? this.exit : `${this.exit}; stderr: ${this.stderr}`;
   }
 }
 

@@ -1,5 +1,6 @@
 /**
- * UCT between two processes (this one and test/helpers/uct-peer.ts under the same runtime), over
+ * UCT between two processes (this one and test/helpers/uct-peer.ts under the same runtime: one
+ * peer process serves every transport and mode, started by the first suite), over
  * each transport this host reports that reaches another process (posix, sysv, cma, tcp/lo; self
  * only reaches itself), connected as the transport's flags allow. Addresses, keys and the owner's
  * checks go over the peer's stdin and stdout.
@@ -23,6 +24,9 @@ import { hex, unhex, UctPeerProcess, type UctPeerHello } from "../../helpers/uct
 import { skipWithReason } from "../../helpers/skip.ts";
 import { fnv1a, pattern, same, uctTargets } from "../../helpers/uct.ts";
 
+/** The one peer process, started on first use and asked to quit by the last suite. */
+let shared: Promise<{ peer: UctPeerProcess; hello: Record<string, UctPeerHello> }> | undefined;
+
 interface Ctx {
   worker: UctWorker;
   md: UctMemoryDomain;
@@ -31,6 +35,8 @@ interface Ctx {
   ep: UctEndpoint;
   peer: UctPeerProcess;
   hello: UctPeerHello;
+  /** "transport/device/mode": which of the peer's interfaces this suite talks to. */
+  key: string;
 }
 
 for (const target of uctTargets()) {
@@ -60,9 +66,11 @@ for (const target of uctTargets()) {
       ctx.md = ctx.component.openMemoryDomain(target.memoryDomain);
       ctx.worker = UctWorker.create();
       ctx.iface = UctInterface.open(ctx.worker, ctx.md, target.transport, target.device);
-      const { peer, hello } = await UctPeerProcess.start(target, mode, ctx.worker);
+      shared ??= UctPeerProcess.start(ctx.worker);
+      const { peer, hello: all } = await shared;
+      ctx.key = `${target.transport}/${target.device}/${mode}`;
       ctx.peer = peer;
-      ctx.hello = hello;
+      const hello = (ctx.hello = all[ctx.key]!);
       const remote = { deviceAddress: unhex(hello.deviceAddress), interfaceAddress: unhex(hello.interfaceAddress) };
       if (mode === "ep") {
         ctx.ep = ctx.iface.createEndpoint();
@@ -71,14 +79,14 @@ for (const target of uctTargets()) {
       const mine = ctx.iface.address();
       await peer.ask(ctx.worker, {
         cmd: "connect",
+        key: ctx.key,
         deviceAddress: hex(mine.deviceAddress),
         interfaceAddress: hex(mine.interfaceAddress),
         endpointAddress: mode === "ep" ? hex(ctx.ep.address()) : "",
       });
     });
 
-    test.after(async (ctx) => {
-      if (ctx.peer) await ctx.peer.quit(ctx.worker);
+    test.after((ctx) => {
       ctx.worker?.close();
       ctx.md?.close();
     });
@@ -158,7 +166,7 @@ for (const target of uctTargets()) {
         const deadline = Date.now() + 20_000;
         while (report.once < total && Date.now() < deadline) {
           ctx.ep.flush(); // push out what tcp may still hold; the peer's count is the check
-          report = await ctx.peer.ask<{ received: number; once: number }>(ctx.worker, { cmd: "flood", total });
+          report = await ctx.peer.ask<{ received: number; once: number }>(ctx.worker, { cmd: "flood", key: ctx.key, total });
         }
         assert.is(report.once, total, "each sequence number exactly once");
         assert.is(report.received, total, "no duplicates");
@@ -169,7 +177,7 @@ for (const target of uctTargets()) {
     test("put and get land in the other process's memory, checked by the owner", async (ctx) => {
       const rkey = UctRemoteKey.unpack(ctx.component, unhex(ctx.hello.rkey));
       const base = ctx.hello.memAddress;
-      const read = async (offset: number, length: number) => unhex((await ctx.peer.ask<{ hex: string }>(ctx.worker, { cmd: "read", offset, length })).hex);
+      const read = async (offset: number, length: number) => unhex((await ctx.peer.ask<{ hex: string }>(ctx.worker, { cmd: "read", key: ctx.key, offset, length })).hex);
       const flushAll = async () => {
         const c = new UctCompletion();
         c.count = 1;
@@ -228,7 +236,7 @@ for (const target of uctTargets()) {
         const rkey = UctRemoteKey.unpack(ctx.component, unhex(ctx.hello.rkey));
         const at = ctx.hello.memAddress + 60_000; // 8-byte aligned: the peer's memory is
         const word = async (bits: 32 | 64) => {
-          const b = unhex((await ctx.peer.ask<{ hex: string }>(ctx.worker, { cmd: "read", offset: 60_000 + (bits === 64 ? 8 : 0), length: bits / 8 })).hex);
+          const b = unhex((await ctx.peer.ask<{ hex: string }>(ctx.worker, { cmd: "read", key: ctx.key, offset: 60_000 + (bits === 64 ? 8 : 0), length: bits / 8 })).hex);
           const v = new DataView(b.buffer);
           return bits === 32 ? BigInt(v.getUint32(0, true)) : v.getBigUint64(0, true);
         };
@@ -250,4 +258,19 @@ for (const target of uctTargets()) {
 
     test.run();
   }
+}
+
+{
+  const test = suite("core/uct two processes (the peer's end)");
+  test("the peer process releases its memory, closes its worker and exits 0", async () => {
+    if (!shared) return; // no transport reached another process here
+    const worker = UctWorker.create();
+    try {
+      const { peer } = await shared;
+      assert.is(await peer.quit(worker), "exit 0");
+    } finally {
+      worker.close();
+    }
+  });
+  test.run();
 }
