@@ -112,6 +112,9 @@ export const symbols = {
   // --- libucs: the async context a UCT worker needs (UCT's own timers and fd events) ------
   ucs_async_context_create: { lib: "ucs", args: ["i32", "ptr"], result: "status" },
   ucs_async_context_destroy: { lib: "ucs", args: ["ptr"], result: "void" },
+  // What `ucs_async_check_miss` (an inline) calls: events UCX's async thread could not handle
+  // while the context was locked by this thread are run here, on it.
+  __ucs_async_poll_missed: { lib: "ucs", args: ["ptr"], result: "void" },
 
   // --- libuct: memory domains, workers, interfaces, endpoints (src/core/uct) ------------
   // The data-path calls (am_short, put, atomics, flush, progress...) are static inlines in

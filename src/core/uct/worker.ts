@@ -15,8 +15,9 @@
  * Interfaces put their progress functions in that queue when opened (`uct_iface_progress_enable`).
  *
  * The worker's async context (UCS_ASYNC_MODE_THREAD_SPINLOCK, as uct_hello_world.c uses) runs
- * UCT's own fd and timer handlers (tcp accepting connections) on UCX's async thread; those never
- * call JavaScript, because AM handlers are registered without UCT_CB_FLAG_ASYNC.
+ * UCT's own fd and timer handlers (tcp accepting connections) on UCX's async thread, or on this
+ * one from `progress()` when they found the context busy; those never call JavaScript, because
+ * AM handlers are registered without UCT_CB_FLAG_ASYNC.
  */
 import { layouts, uctInlineCalls, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { UcxError } from "../errors.ts";
@@ -36,6 +37,7 @@ export class UctWorker {
   private closed = false;
   private readonly queue: DataView;
   private readonly progressFns = new Map<Pointer, ProgressFn>();
+  private calls = 0;
   /** Interfaces opened on this worker, closed with it. */
   readonly interfaces = new Set<{ close(): void }>();
 
@@ -84,6 +86,10 @@ export class UctWorker {
       }
       count += fn(arg);
     }
+    // ucs_async_check_miss, as ucp_worker_progress does it: an async event (a tcp connection
+    // request) that found the context locked by this thread waits in a "missed" queue until
+    // someone polls it. When idle, and every 16th call otherwise.
+    if (count === 0 || (++this.calls & 15) === 0) ucx().__ucs_async_poll_missed(this.async);
     return count;
   }
 
