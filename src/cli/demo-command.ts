@@ -287,7 +287,7 @@ async function runPass(o: DemoOptions, errorHandling: ErrorHandling, onRow: (row
     };
   } catch (e) {
     // A peer that died is the news, not the reset connection this process saw because of it.
-    const exit = peer && (await Promise.race([peer.exit, new Promise<undefined>((r) => setTimeout(r, 500))]));
+    const exit = peer && (await Promise.race([peer.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 500))]));
     throw exit && exit !== "status 0" && !(e instanceof VerifyError || e instanceof PeerFailure) ? peer!.failure(exit, e) : e;
   } finally {
     peer?.kill();
