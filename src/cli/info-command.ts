@@ -1,4 +1,5 @@
 /** `ucx-ts info [--json]`: what UCX this process would use, and what it can reach. */
+import { flag, parseCommandArgs } from "./args.ts";
 import { collectInfo, formatInfo, probeEndpointTransports } from "../core/info.ts";
 
 export const infoHelp = `Usage: ucx-ts info [--json] [--no-endpoints]
@@ -18,10 +19,9 @@ Examples:
   UCX_TS_LIBDIR=/opt/ucx/lib npx ucx-ts info`;
 
 export async function infoCommand(args: readonly string[], write: (text: string) => void): Promise<number> {
-  const json = args.includes("--json");
-  const probe = !args.includes("--no-endpoints");
-  const unknown = args.filter((a) => a !== "--json" && a !== "--no-endpoints");
-  if (unknown.length > 0) throw new UsageError(`info: unknown argument '${unknown[0]}'`);
+  const p = parseCommandArgs("info", args, { json: { type: "boolean" }, "no-endpoints": { type: "boolean" } });
+  const json = flag(p, "json");
+  const probe = !flag(p, "no-endpoints");
   const report = collectInfo();
   const endpointTransports = probe ? await probeEndpointTransports() : undefined;
   if (json) write(JSON.stringify({ ...report, endpointTransports }, null, 2));
@@ -36,7 +36,5 @@ export async function infoCommand(args: readonly string[], write: (text: string)
   return 0;
 }
 
-/** A mistake in how the command was called; exits with status 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+// The other commands import UsageError from here; it lives with the parser now.
+export { UsageError } from "./args.ts";

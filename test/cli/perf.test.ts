@@ -62,11 +62,10 @@ test("perf --compare --json --plot: rows for ucx-ts, ucx_perftest and node:net; 
   for (const system of systems) assert.ok(series.some((s) => s!.startsWith(system + " ")), `a line for ${system}`);
 });
 
-test("perf refuses bad options with its help (exit 2)", async () => {
+test("perf refuses bad options in one line (exit 2)", async () => {
   const r = await runScript(CLI, ["perf", "--tests", "nope"]);
   assert.is(r.code, 2);
-  assert.match(r.stderr, /unknown test 'nope'/);
-  assert.match(r.stderr, /Usage: ucx-ts perf/);
+  assert.match(r.stderr, /^ucx-ts perf: .*unknown test 'nope'.*\(ucx-ts perf --help for usage\)\n$/);
 });
 
 test.run();

@@ -44,7 +44,7 @@ test("proto-info follows the environment: a forced protocol, a cost line, --json
 test("proto-info refuses bad input with a clear message", async () => {
   const mode = await runScript(CLI, ["proto-info", "--mode", "fast"], { env: NO_FILE });
   assert.is(mode.code, 2);
-  assert.match(mode.stderr, /--mode must be one of thread, polling, blocking/);
+  assert.match(mode.stderr, /^ucx-ts proto-info: --mode must be thread, polling, blocking or hybrid, got 'fast' \(ucx-ts proto-info --help for usage\)\n$/);
   const env = await runScript(CLI, ["proto-info"], { env: { ...NO_FILE, UCX_TS_PROTO: "warp" } });
   assert.is(env.code, 1);
   assert.match(env.stderr, /UCX_TS_INVALID_ARGUMENT: UCX_TS_PROTO: unknown protocol 'warp'/);
