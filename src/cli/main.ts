@@ -6,6 +6,7 @@ import { UcxError } from "../core/errors.ts";
 import { demoCommand, demoHelp } from "./demo-command.ts";
 import { infoCommand, infoHelp } from "./info-command.ts";
 import { UsageError } from "./args.ts";
+import { CommandFailure } from "./command-failure.ts";
 import { PACKAGE_VERSION } from "./package-version.ts";
 import { runtime, runtimeVersion } from "../ffi/index.ts";
 import { recvCommand, recvHelp, sendCommand, sendHelp } from "./transfer/commands.ts";
@@ -92,7 +93,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.err(`ucx-ts ${e.message} (ucx-ts ${name} --help for usage)`);
       return 2;
     }
-    const line = e instanceof UcxError ? `ucx-ts ${name}: ${e.code}: ${e.message}` : `ucx-ts ${name}: ${String(e)}`;
+    // A check before any work (an unwritable --out, an unreadable source) says only what failed.
+    const line = e instanceof CommandFailure ? `ucx-ts ${name}: ${e.message}` : e instanceof UcxError ? `ucx-ts ${name}: ${e.code}: ${e.message}` : `ucx-ts ${name}: ${String(e)}`;
     io.err(verbose && e instanceof Error && e.stack ? e.stack : line);
     return 1;
   }
