@@ -5,7 +5,7 @@
 import { cpus, hostname } from "node:os";
 import process from "node:process";
 import { ProtocolSelector } from "../../core/proto/selector.ts";
-import { formatProtoInfo, formatCost, formatSize } from "../../core/proto/report.ts";
+import { formatProtoInfo, formatCostAligned, formatSize } from "../../core/proto/report.ts";
 import { CALIBRATION_FORMAT, defaultCalibrationPath, saveCalibration, type Calibration } from "../../core/proto/calibration.ts";
 import { SEND_PROTOCOLS, type SendProtocol } from "../../core/proto/protocols.ts";
 import { INLINE_CAPACITY } from "../../core/engine/records.ts";
@@ -83,7 +83,7 @@ export async function calibrateCommand(args: readonly string[], write: (t: strin
       const { points, cost } = await measureProtocol(mode, protocol, { quick });
       costs[protocol] = cost;
       const shown = points.map((p) => `${formatSize(p.size)} ${p.time.toFixed(2)}`).join(", ");
-      write(`  ${protocol.padEnd(7)} ${formatCost(cost)}   (us per message: ${shown})`);
+      write(`  ${protocol.padEnd(9)} ${formatCostAligned(cost)}   (us per message: ${shown})`);
     }
     result[mode] = costs;
   }
