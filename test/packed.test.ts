@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,6 +68,37 @@ test("installed package: CommonJS require works", () => {
   const r = run("cjs.cjs", `const { ucxVersion, UcxError } = require("ucx-ts");\nconsole.log(typeof UcxError, ucxVersion().text);\n`);
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, /^function \d+\.\d+\.\d+/);
+});
+
+test("the README's example (examples/hello.mjs, quoted verbatim) runs between two processes of the installed package", async () => {
+  const example = readFileSync(join(repoRoot, "examples", "hello.mjs"), "utf8");
+  assert.ok(readFileSync(join(repoRoot, "README.md"), "utf8").includes(example.trim()), "README quotes examples/hello.mjs verbatim");
+  writeFileSync(join(project, "hello.mjs"), example);
+  const argv = (extra: string[]) => (runtime === "deno" ? ["run", "-A", "hello.mjs", ...extra] : ["hello.mjs", ...extra]);
+  const server = spawn(process.execPath, argv([]), { cwd: project, stdio: ["ignore", "pipe", "pipe"] });
+  let serverErr = "";
+  server.stderr!.on("data", (d) => (serverErr += d));
+  const serverDone = new Promise<number | null>((resolve) => server.on("close", resolve));
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error(`no port: ${out} ${serverErr}`)), 30_000);
+      server.stdout!.on("data", (d) => {
+        out += d;
+        const m = /listening on port (\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    const client = spawnSync(process.execPath, argv([`127.0.0.1:${port}`]), { cwd: project, encoding: "utf8", timeout: 30_000 });
+    assert.is(client.status, 0, client.stderr);
+    assert.is(client.stdout.trim(), "olleh");
+    assert.is(await serverDone, 0, serverErr);
+  } finally {
+    server.kill("SIGKILL");
+  }
 });
 
 const typesTest = "installed package: TypeScript compiles against the shipped types (ESM and CJS resolution)";
