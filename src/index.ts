@@ -18,6 +18,11 @@ export {
   type MultiRecvOptions,
   type AmHandler,
 } from "./core/worker.ts";
+/**
+ * `Worker` under a name that does not shadow the global `Worker` of Deno, Bun and the DOM
+ * (web workers). The same class; the docs use this name.
+ */
+export { Worker as UcpWorker } from "./core/worker.ts";
 export {
   FRAMES_PER_HEADER,
   HEADER_BYTES,

@@ -58,7 +58,7 @@ let applied: readonly UcxSetting[] | undefined;
  */
 export function ucxSettings(): readonly UcxSetting[] {
   if (applied) return applied;
-  return Object.entries({ ...UCX_DEFAULTS, ...conditionalDefaults() }).map(([name, [value, why]]): UcxSetting => {
+  return Object.entries({ ...UCX_DEFAULTS, ...conditionalDefaults(), ...programDefaults }).map(([name, [value, why]]): UcxSetting => {
     const user = getEnv(name);
     return user !== undefined ? { name, value: user, source: "user" } : { name, value, source: "ucx-ts default", why };
   });
@@ -73,6 +73,19 @@ function conditionalDefaults(): Record<string, readonly [string, string]> {
   const ours = Object.keys(process.env).filter((k) => k.startsWith("UCX_TS_"));
   if (ours.length === 0) return {};
   return { UCX_WARN_UNUSED_ENV_VARS: ["n", `UCX would warn that ${ours.join(", ")} ${ours.length > 1 ? "are" : "is"} unused (they are ucx-ts's)`] };
+}
+
+/** Defaults a program built on ucx-ts adds before UCX loads (the CLI quiets UCX's warnings). */
+const programDefaults: Record<string, readonly [string, string]> = {};
+
+/**
+ * Adds a default UCX setting, applied when UCX loads unless the user set the variable. For
+ * programs (the CLI), not libraries: it changes every worker in the process. Throws once UCX is
+ * loaded, since libucs reads its global options only then.
+ */
+export function preferUcxDefault(name: string, value: string, why: string): void {
+  if (loaded) throw new UcxError("UCX_TS_UNSUPPORTED", `${name} must be chosen before UCX is loaded`);
+  programDefaults[name] = [value, why];
 }
 
 let loaded: Ucx | undefined;

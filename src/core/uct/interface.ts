@@ -40,7 +40,7 @@ export class UctInterface {
   readonly ops: UctOps;
   private readonly token: number;
   private readonly handlers: Array<UctAmHandler | undefined> = [];
-  readonly endpoints = new Set<UctEndpoint>();
+  readonly endpoints: Set<UctEndpoint> = new Set();
 
   private constructor(
     readonly worker: UctWorker,

@@ -39,7 +39,7 @@ export class UctWorker {
   private readonly progressFns = new Map<Pointer, ProgressFn>();
   private calls = 0;
   /** Interfaces opened on this worker, closed with it. */
-  readonly interfaces = new Set<{ close(): void }>();
+  readonly interfaces: Set<{ close(): void }> = new Set();
 
   private constructor(
     /** The `uct_worker_h`. */
