@@ -32,6 +32,8 @@ export interface UctMemoryDomainAttributes {
 export class UctMemoryDomain {
   private closed = false;
   readonly attributes: UctMemoryDomainAttributes;
+  /** Memory registered or allocated in this domain and not yet released: released by close(). */
+  readonly memories: Set<{ release(): void }> = new Set();
 
   private constructor(
     readonly component: UctComponent,
@@ -107,9 +109,10 @@ export class UctMemoryDomain {
     }
   }
 
-  /** `uct_md_close`. Interfaces and memory of this domain must be closed first. */
+  /** Releases the memory still registered here, then `uct_md_close`. Close the interfaces first. */
   close(): void {
     if (this.closed) return;
+    for (const m of [...this.memories]) m.release();
     this.closed = true;
     ucx().uct_md_close(this.handle);
   }

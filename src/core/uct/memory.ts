@@ -35,6 +35,7 @@ export class UctMemory {
     private readonly allocation: Uint8Array | undefined,
   ) {
     this.address = ucx().addressOf(bytes);
+    memoryDomain.memories.add(this);
   }
 
   get length(): number {
@@ -94,6 +95,7 @@ export class UctMemory {
   release(): void {
     if (this.released) return;
     this.released = true;
+    this.memoryDomain.memories.delete(this);
     const u = ucx();
     if (this.allocation) {
       u.backend.detachView(this.bytes.buffer as ArrayBuffer);

@@ -381,9 +381,15 @@ for (const target of uctTargets()) {
           assert.throws(() => p.ab.address(), (e: unknown) => code(e) === "UCS_ERR_UNSUPPORTED");
           assert.throws(() => p.ab.connectToEndpoint(new Uint8Array(8), new Uint8Array(8)), (e: unknown) => code(e) === "UCS_ERR_UNSUPPORTED");
         }
+        // memory left registered when everything closes is released by its memory domain, once
+        const left = p.b.memoryForRemoteAccess(4096);
+        assert.ok(p.md.memories.has(left));
         assert.throws(() => p.a.connect({ deviceAddress: new Uint8Array(3), interfaceAddress: new Uint8Array(1) }), (e: unknown) =>
           ["UCX_TS_INVALID_ARGUMENT", "UCS_ERR_UNSUPPORTED"].includes(code(e)),
         );
+        p.close();
+        assert.is(p.md.memories.size, 0, "closing the memory domain released what was left");
+        left.release(); // already released: nothing happens
       } finally {
         p.close();
       }
