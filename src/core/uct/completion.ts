@@ -7,6 +7,8 @@
  *
  * So: set `count` to the number of operations that will return UCS_INPROGRESS with this
  * completion (an operation that returns UCS_OK never touches it), then progress the worker.
+ * Because UCT decrements it only during `progress()` on this same thread, the count may also be
+ * set after the operations returned (to how many said UCS_INPROGRESS), before progressing.
  * The callback runs inside `UctWorker.progress()`, on the thread that owns the worker.
  *
  * The struct lives in JavaScript memory held by this object; a completion with a non-zero count

@@ -286,25 +286,62 @@ export class UctEndpoint {
   }
 
   /**
-   * `uct_ep_atomic{32,64}_fetch` (add, and, or, xor, swap): the old value is in `fetched()` once
-   * the operation is complete (UCS_OK at once, or when the completion fires).
+   * Where a fetching atomic's old value goes: `into` when given (one 8-byte slot per operation
+   * in flight, held until it completes; a 32-bit result fills its low 4 bytes), else the
+   * endpoint's own slot that `fetched()` reads, which the next fetching atomic overwrites.
    */
-  atomicFetch(bits: 32 | 64, op: UctAtomicOpName, value: number | bigint, remoteAddress: number, rkey: UctRemoteKey, completion?: UctCompletion): UctSendStatus {
+  private resultSlot(into: BigUint64Array | undefined, status: () => UctSendStatus, completion: UctCompletion | undefined): UctSendStatus {
+    if (!into) {
+      this.result[0] = 0n;
+      return status();
+    }
+    if (into.length < 1) throw invalidArgument("an atomic's result needs a BigUint64Array of at least one element");
+    into[0] = 0n;
+    return this.hold(status(), completion, into);
+  }
+
+  /**
+   * `uct_ep_atomic{32,64}_fetch` (add, and, or, xor, swap): the old value is in `into[0]` (or
+   * `fetched()`) once the operation is complete (UCS_OK at once, or when the completion fires).
+   */
+  atomicFetch(
+    bits: 32 | 64,
+    op: UctAtomicOpName,
+    value: number | bigint,
+    remoteAddress: number,
+    rkey: UctRemoteKey,
+    completion?: UctCompletion,
+    into?: BigUint64Array,
+  ): UctSendStatus {
     this.checkAtomic(bits, op, true, remoteAddress);
     const fn = bits === 32 ? this.iface.ops.ep_atomic32_fetch : this.iface.ops.ep_atomic64_fetch;
-    this.result[0] = 0n;
-    return sendStatus(fn(this.ep, ATOMIC_OPCODE[op], operand(bits, value), this.resultAddress, remoteAddress, liveKey(rkey), completion?.address ?? 0), `uct_ep_atomic${bits}_fetch`);
+    const key = liveKey(rkey);
+    return this.resultSlot(into, () => {
+      const result = into ? addressOfView(into) : this.resultAddress;
+      return sendStatus(fn(this.ep, ATOMIC_OPCODE[op], operand(bits, value), result, remoteAddress, key, completion?.address ?? 0), `uct_ep_atomic${bits}_fetch`);
+    }, completion);
   }
 
-  /** `uct_ep_atomic_cswap{32,64}`: the old value is in `fetched()`. */
-  atomicCompareSwap(bits: 32 | 64, compare: number | bigint, swap: number | bigint, remoteAddress: number, rkey: UctRemoteKey, completion?: UctCompletion): UctSendStatus {
+  /** `uct_ep_atomic_cswap{32,64}`: the old value is in `into[0]` (or `fetched()`). */
+  atomicCompareSwap(
+    bits: 32 | 64,
+    compare: number | bigint,
+    swap: number | bigint,
+    remoteAddress: number,
+    rkey: UctRemoteKey,
+    completion?: UctCompletion,
+    into?: BigUint64Array,
+  ): UctSendStatus {
     this.checkAtomic(bits, "cswap", true, remoteAddress);
     const fn = bits === 32 ? this.iface.ops.ep_atomic_cswap32 : this.iface.ops.ep_atomic_cswap64;
-    this.result[0] = 0n;
-    return sendStatus(fn(this.ep, operand(bits, compare), operand(bits, swap), remoteAddress, liveKey(rkey), this.resultAddress, completion?.address ?? 0), `uct_ep_atomic_cswap${bits}`);
+    const key = liveKey(rkey);
+    return this.resultSlot(into, () => {
+      const result = into ? addressOfView(into) : this.resultAddress;
+      return sendStatus(fn(this.ep, operand(bits, compare), operand(bits, swap), remoteAddress, key, result, completion?.address ?? 0), `uct_ep_atomic_cswap${bits}`);
+    }, completion);
   }
 
-  /** The value the last fetching atomic read (a 32-bit result in the low word). */
+  /** The value the last fetching atomic without `into` read (a 32-bit result in the low word). */
   fetched(bits: 32 | 64): bigint {
     return bits === 32 ? this.result[0]! & 0xffffffffn : this.result[0]!;
   }

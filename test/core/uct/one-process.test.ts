@@ -321,6 +321,18 @@ for (const target of uctTargets()) {
           await done(p.ab.atomicCompareSwap(bits, 99, bits === 32 ? 0xfffffffe : 2n ** 63n + 3n, at + off, rkey));
           assert.is(get(), bits === 32 ? 0xfffffffen : 2n ** 63n + 3n, `${bits} cswap stored the full width`);
         }
+        // several fetching atomics in flight, each with its own result slot
+        w.setBigUint64(16, 1000n, true);
+        const slots = [new BigUint64Array(1), new BigUint64Array(1), new BigUint64Array(1)];
+        const comp = new UctCompletion();
+        let inProgress = 0;
+        for (const slot of slots) if (p.ab.atomicFetch(64, "add", 1, at + 16, rkey, comp, slot) === UCS_INPROGRESS) inProgress++;
+        if (inProgress > 0) {
+          comp.count = inProgress; // set after the calls: UCT decrements only during progress
+          await p.worker.progressUntil(() => comp.completions === 1, { what: "the fetching atomics" });
+        }
+        assert.equal(slots.map((s) => s[0]), [1000n, 1001n, 1002n], "each old value in its own slot");
+        assert.is(w.getBigUint64(16, true), 1003n);
         assert.throws(() => p.ab.atomicPost(64, "add", 1, at + 4, rkey), (e: unknown) => code(e) === "UCX_TS_INVALID_ARGUMENT");
         rkey.release();
         mem.release();
