@@ -43,3 +43,9 @@ export { SEND_PROTOCOLS, OPERATIONS, DEFAULT_COSTS, type SendProtocol, type Oper
 export { resolveProtocolConfig, optionsFromEnv, DEFAULT_BOUNCE, type ProtocolOptions, type ResolvedProtocolConfig } from "./core/proto/config.ts";
 export { defaultCalibrationPath, parseCalibration, saveCalibration, loadCalibratedCosts, CALIBRATION_FORMAT, type Calibration } from "./core/proto/calibration.ts";
 export { formatProtoInfo } from "./core/proto/report.ts";
+// GPU memory (issue 25): device buffers, CUDA availability, and the transfer path in use.
+export { DeviceBuffer, pointerAttributes, type PointerAttributes, type PointerMemory } from "./core/cuda/device-buffer.ts";
+export { cudaAvailability, type CudaAvailability } from "./core/cuda/runtime.ts";
+export { devicePath, ucxSupportsCuda, GPU_PATH_ENV, type DevicePath } from "./core/cuda/path.ts";
+export { CUDART_ENV } from "./core/library.ts";
+export type { Frame } from "./core/cuda/transfers.ts";

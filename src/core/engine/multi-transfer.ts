@@ -182,12 +182,9 @@ export class MultiReceive {
     }
     this.headers++;
     this.senderTag ??= [tagLo, tagHi];
-    for (const [i, f] of decoded.frames.entries()) {
-      if (f.device) {
-        return this.fail("UCX_TS_UNSUPPORTED", `frame ${this.frames.length + i} is device memory, and this build of ucx-ts receives host memory only`);
-      }
-      this.totalBytes += f.size;
-    }
+    // Device frames are received into host memory like the others (the wire is the same); the
+    // application thread moves them to the GPU when asked to (cuda/multi-frames.ts).
+    for (const f of decoded.frames) this.totalBytes += f.size;
     if (this.totalBytes > this.limits.maxBytes) {
       return this.fail("UCX_TS_LIMIT_EXCEEDED", `the batch announces at least ${this.totalBytes} bytes; maxBytes is ${this.limits.maxBytes}`);
     }
@@ -254,7 +251,8 @@ export class MultiReceive {
     } else if (this.status !== UCS_OK) {
       this.done(this.id, this.status, 0, { id: this.id });
     } else {
-      this.done(this.id, UCS_OK, this.buffers.length, { id: this.id, buffers: this.buffers });
+      const device = this.frames.some((f) => f.device) ? this.frames.map((f) => f.device) : undefined;
+      this.done(this.id, UCS_OK, this.buffers.length, { id: this.id, buffers: this.buffers, ...(device ? { device } : {}) });
     }
     this.buffers = [];
   }
