@@ -44,6 +44,16 @@ export function realCudart(): { path: string } | { reason: string } {
       return "";
     }
   };
-  const path = found[0] || glob("/usr/local/cuda/lib64") || glob("/usr/lib/x86_64-linux-gnu");
+  const path = found[0] || glob("/usr/local/cuda/lib64") || glob("/usr/lib/x86_64-linux-gnu") || fromLdconfig();
   return path ? { path } : { reason: "a GPU is here but no libcudart was found (set UCX_TS_REAL_CUDART)" };
+}
+
+/** A libcudart the system loader knows (`ldconfig -p`), e.g. CUDA installed under /usr/local/cuda-13. */
+function fromLdconfig(): string {
+  try {
+    const out = execFileSync("sh", ["-c", "ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcudart\\.so[.0-9]*$' | head -1"], { encoding: "utf8" });
+    return out.trim();
+  } catch {
+    return "";
+  }
 }
