@@ -128,11 +128,22 @@ export function deviceCopyOf(data: Uint8Array): DeviceBuffer {
 
 export type Frame = BufferLike | DeviceBuffer;
 
+/** Chunks a staged device frame is cut into: about 8, each a power of two from 256 KiB to 8 MiB. */
+export function chunkBytesFor(size: number): number {
+  let chunk = 256 * 1024;
+  while (chunk < 8 * 1024 * 1024 && chunk * 8 < size) chunk *= 2;
+  return chunk;
+}
+
+/** Staging buffers one frame may hold at once: copy of chunk k+1 and k+2 while chunk k is sent. */
+const PIPELINE_DEPTH = 3;
+
 /**
- * A multi-buffer batch with device frames, as the same tag messages `sendMulti` posts (UCXX's
- * headers, then every frame in order, one tag). Staged: each device frame is copied out while the
- * frames before it are already on the wire (the copy engine and the network overlap across frames),
- * and its send is posted in order once its copy is done.
+ * A multi-buffer batch with device frames, as tag messages on one tag in order (UCXX's headers,
+ * then the frames). Direct: one MultiSend, device addresses as they are. Staged: each device frame
+ * goes in chunks (multi/header.ts, isCUDA = log2(chunk)), through up to PIPELINE_DEPTH pinned
+ * buffers: a chunk's send is posted as soon as its copy is done, and the next chunks are copied
+ * meanwhile, so the copy engine and the network overlap within a frame and across frames.
  */
 export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes: Uint8Array) => Promise<void>, all: (frames: Uint8Array[], device: boolean[]) => Promise<void>): Promise<void> {
   const device = frames.map((f) => isDeviceBuffer(f) && f.isDevice);
@@ -145,7 +156,8 @@ export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes
     return p;
   }
   const sizes = frames.map((f, i) => (isDeviceBuffer(f) ? f.size : asBytes(f, `frame ${i}`).length));
-  const headers = encodeHeaders(sizes.map((size, i) => ({ size, device: device[i]! })));
+  const chunks = sizes.map((size, i) => (device[i] ? chunkBytesFor(size) : 0));
+  const headers = encodeHeaders(sizes.map((size, i) => (device[i] ? { size, device: true, chunkBytes: chunks[i]! } : { size, device: false })));
   const work = (async () => {
     const sent: Promise<void>[] = [];
     for (let h = 0; h < headers.length; h += HEADER_BYTES) sent.push(send(headers.subarray(h, h + HEADER_BYTES)));
@@ -153,10 +165,7 @@ export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes
       for (const [i, f] of frames.entries()) {
         if (!isDeviceBuffer(f)) sent.push(send(asBytes(f, `frame ${i}`)));
         else if (!f.isDevice || f.size === 0) sent.push(send(viewOf(f)));
-        else {
-          const pinned = await stageOut(f);
-          sent.push(send(pinned.bytes.subarray(0, f.size)).finally(() => releasePinned(pinned)));
-        }
+        else await sendInChunks(f, chunks[i]!, send, sent);
       }
     } finally {
       // Whatever happened, wait for what was posted before reporting (its memory is UCX's until then).
@@ -166,6 +175,30 @@ export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes
   })();
   for (const d of held) d.hold(work);
   return work;
+}
+
+/** Post `buffer`'s chunks in order, each once copied out, with at most PIPELINE_DEPTH in flight. */
+async function sendInChunks(buffer: DeviceBuffer, chunk: number, send: (bytes: Uint8Array) => Promise<void>, sent: Promise<void>[]): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  await withStream(async (stream) => {
+    for (let at = 0; at < buffer.size; at += chunk) {
+      while (inFlight.size >= PIPELINE_DEPTH) await Promise.race(inFlight).catch(() => {});
+      const length = Math.min(chunk, buffer.size - at);
+      const pinned = acquirePinned(length);
+      try {
+        await stream.copy(pinned.address, buffer.address + at, length, CUDA_MEMCPY.deviceToHost);
+      } catch (e) {
+        releasePinned(pinned);
+        throw e;
+      }
+      const p = send(pinned.bytes.subarray(0, length)).finally(() => {
+        releasePinned(pinned);
+        inFlight.delete(p);
+      });
+      inFlight.add(p);
+      sent.push(p);
+    }
+  });
 }
 
 /** Move the frames the sender marked device memory onto the GPU (recvMulti with deviceFrames). */

@@ -18,7 +18,7 @@
  * frame. So receives are queued per (tag, mask) and only the head of a queue is in its header
  * phase; once its frame receives are posted (UCX matches in posting order) the next one starts.
  */
-import { decodeHeader, HEADER_BYTES, HeaderFormatError, type FrameDescription } from "../multi/header.ts";
+import { decodeHeader, HEADER_BYTES, HeaderFormatError, messagesOf, type FrameDescription } from "../multi/header.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -207,11 +207,15 @@ export class MultiReceive {
     }
     const [lo, hi] = this.senderTag!;
     for (const [i, buffer] of this.buffers.entries()) {
-      const expected = buffer.byteLength;
-      this.remaining++;
-      this.poster.recvPart(this, this.poster.addressOf(new Uint8Array(buffer)), expected, lo, hi, 0xffffffff, 0xffffffff, (status, length) =>
-        this.onFrame(i, expected, status, length),
-      this.ifQueued);
+      // A staged device frame (multi/header.ts) comes in chunks: one receive per chunk, in order.
+      const frame = this.frames[i]!;
+      const base = this.poster.addressOf(new Uint8Array(buffer));
+      const step = frame.chunkBytes ?? buffer.byteLength;
+      for (let c = 0, at = 0; c < messagesOf(frame); c++, at += step) {
+        const expected = Math.min(step, buffer.byteLength - at);
+        this.remaining++;
+        this.poster.recvPart(this, base + at, expected, lo, hi, 0xffffffff, 0xffffffff, (status, length) => this.onFrame(i, expected, status, length), this.ifQueued);
+      }
     }
     this.release();
     this.posted = true;
