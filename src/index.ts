@@ -78,3 +78,9 @@ export {
   type UctOperationLimits,
   type UctTransportInfo,
 } from "./core/uct/index.ts";
+// GPU memory (issue 25): device buffers, CUDA availability, and the transfer path in use.
+export { DeviceBuffer, pointerAttributes, type PointerAttributes, type PointerMemory } from "./core/cuda/device-buffer.ts";
+export { cudaAvailability, type CudaAvailability } from "./core/cuda/runtime.ts";
+export { devicePath, ucxSupportsCuda, GPU_PATH_ENV, type DevicePath } from "./core/cuda/path.ts";
+export { CUDART_ENV } from "./core/library.ts";
+export type { Frame } from "./core/cuda/transfers.ts";

@@ -122,19 +122,32 @@ export function check(status: number, operation: string): void {
 }
 
 let cuda: CudaRuntime | null | undefined;
+let cudaFailure: string | undefined;
+
+/** Environment variable naming the libcudart file to load (else its sonames on the loader path). */
+export const CUDART_ENV = "UCX_TS_CUDART";
 
 /**
  * libcudart, loaded lazily the first time GPU memory is involved. Returns null when the CUDA
- * runtime is not installed; hosts without CUDA never open it otherwise.
+ * runtime is not installed (`cudaLoadFailure()` says why); hosts without CUDA never open it
+ * otherwise.
  */
 export function cudaRuntime(): CudaRuntime | null {
   if (cuda === undefined) {
+    const path = getEnv(CUDART_ENV) || undefined;
     try {
-      cuda = openCudaRuntime();
+      cuda = openCudaRuntime(path);
     } catch (e) {
       if (!(e instanceof LibraryLoadError)) throw e;
       cuda = null;
+      const where = path ? `${CUDART_ENV}=${path}` : "the loader path";
+      cudaFailure = `libcudart could not be loaded from ${where}: ${e.attempts.map((a) => `${a.path}: ${a.reason}`).join("; ")}`;
     }
   }
   return cuda;
+}
+
+/** Why `cudaRuntime()` returned null. */
+export function cudaLoadFailure(): string | undefined {
+  return cudaFailure;
 }

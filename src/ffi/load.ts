@@ -148,8 +148,20 @@ export function openUcx(options: OpenOptions = {}): Ucx {
   };
 }
 
-/** Open libcudart, if present. Throws `LibraryLoadError` when it is not. */
-export function openCudaRuntime(): CudaRuntime {
-  const opened = openOne(backend(), cudaSymbols, "cudart", undefined);
+/**
+ * Open libcudart, if present: from `path` when given (UCX_TS_CUDART, which is then the only
+ * place looked at), else by its sonames on the loader path. Throws `LibraryLoadError`.
+ */
+export function openCudaRuntime(path?: string): CudaRuntime {
+  const b = backend();
+  if (path) {
+    try {
+      const opened = b.open(path, symbolsOf(cudaSymbols, "cudart"));
+      return { ...(opened.functions as unknown as Functions<typeof cudaSymbols>), path: opened.path };
+    } catch (e) {
+      throw new LibraryLoadError("cudart", [{ path, reason: e instanceof Error ? e.message : String(e) }]);
+    }
+  }
+  const opened = openOne(b, cudaSymbols, "cudart", undefined);
   return { ...(opened.functions as unknown as Functions<typeof cudaSymbols>), path: opened.path };
 }

@@ -176,6 +176,28 @@ export const cudaSymbols = {
   cudaDriverGetVersion: { lib: "cudart", args: ["ptr"], result: "i32" },
   cudaGetDeviceCount: { lib: "cudart", args: ["ptr"], result: "i32" },
   cudaGetErrorString: { lib: "cudart", args: ["i32"], result: "ptr" },
+  cudaSetDevice: { lib: "cudart", args: ["i32"], result: "i32" },
+  cudaGetDevice: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // Device memory, and pinned host memory for staging (the copy engine needs pinned pages to
+  // copy asynchronously).
+  cudaMalloc: { lib: "cudart", args: ["ptr", "usize"], result: "i32" },
+  cudaFree: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaMallocHost: { lib: "cudart", args: ["ptr", "usize"], result: "i32" },
+  cudaFreeHost: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // cudaMemcpy(dst, src, count, enum cudaMemcpyKind) and its async twin with a cudaStream_t.
+  cudaMemcpy: { lib: "cudart", args: ["ptr", "ptr", "usize", "i32"], result: "i32" },
+  cudaMemcpyAsync: { lib: "cudart", args: ["ptr", "ptr", "usize", "i32", "ptr"], result: "i32" },
+  cudaStreamCreate: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaStreamSynchronize: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaStreamDestroy: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // Events tell the application thread a copy finished without blocking it (cudaEventQuery).
+  cudaEventCreate: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventRecord: { lib: "cudart", args: ["ptr", "ptr"], result: "i32" },
+  cudaEventQuery: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventSynchronize: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventDestroy: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // cudaPointerGetAttributes(struct cudaPointerAttributes *, const void *): see cuda-constants.ts.
+  cudaPointerGetAttributes: { lib: "cudart", args: ["ptr", "ptr"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 export type SymbolTable = Readonly<Record<string, SymbolDef>>;
