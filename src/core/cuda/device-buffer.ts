@@ -128,7 +128,8 @@ export class DeviceBuffer {
   }
 
   /** Copy `length` bytes at `offset` into `target` (or a new Uint8Array), synchronously. */
-  copyToHost(target?: Uint8Array, offset = 0, length = target ? target.length : this.size - offset): Uint8Array {
+  copyToHost(target?: Uint8Array, offset: number = 0, length?: number): Uint8Array {
+    length ??= target ? target.length : this.size - offset;
     const out = target ?? new Uint8Array(length);
     if (out.length < length) throw invalidArgument(`copyToHost: the target holds ${out.length} bytes; ${length} were asked for`);
     this.range(offset, length, "copyToHost");
