@@ -43,3 +43,4 @@ export { SEND_PROTOCOLS, OPERATIONS, DEFAULT_COSTS, type SendProtocol, type Oper
 export { resolveProtocolConfig, optionsFromEnv, DEFAULT_BOUNCE, type ProtocolOptions, type ResolvedProtocolConfig } from "./core/proto/config.ts";
 export { defaultCalibrationPath, parseCalibration, saveCalibration, loadCalibratedCosts, CALIBRATION_FORMAT, type Calibration } from "./core/proto/calibration.ts";
 export { formatProtoInfo } from "./core/proto/report.ts";
+export { type HelloAuthOptions, MIN_SECRET_BYTES } from "./core/hello/auth.ts";

@@ -12,6 +12,7 @@
 import { callUserCallback } from "./user-callback.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import { UcxError } from "./errors.ts";
+import type { HelloAuthOptions } from "./hello/auth.ts";
 import type { HelloServer } from "./hello/server.ts";
 import { ipv4String } from "./sockaddr.ts";
 import type { Worker } from "./worker.ts";
@@ -31,6 +32,13 @@ export interface ListenOptions {
   readonly maxPendingHandshakes?: number;
   /** Hello listeners: how long a connection may take to send its hello (default 5,000 ms). */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * Hello listeners: accept only clients that prove they hold `secret` (HMAC-SHA-256
+   * challenge-response, hello/auth.ts); the others are closed and reported as
+   * UCX_TS_AUTH_FAILED, never delivered. Authenticates, does not encrypt (README,
+   * "Authenticated listeners").
+   */
+  readonly auth?: HelloAuthOptions;
   /**
    * Called with each connection that could not be accepted: a refused peer (UCS_ERR_REJECTED:
    * another error handling mode), bytes that are not a hello (UCX_TS_PROTOCOL_ERROR), silence
