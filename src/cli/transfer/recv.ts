@@ -11,8 +11,10 @@ import { open, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import type { Endpoint, RecvResult, Worker } from "../../index.ts";
+import { UcxError } from "../../core/errors.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, safeRelativePath, SENDER_MASK, TAG, WINDOW, type Ack, type End, type Entry } from "./wire.ts";
+import { decodeEnd, decodeEntry } from "./messages.ts";
+import { CHUNK, encodeJson, SENDER_MASK, TAG, WINDOW, type Ack } from "./wire.ts";
 
 export interface RecvOptions {
   /** Output folder, or "-" for stdout. */
@@ -53,12 +55,13 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
       const { tag, length } = await wait(result);
       const bytes = buffer.subarray(0, length);
       if (tag === TAG.ENTRY) {
-        const entry = decodeJson<Entry>(bytes);
+        if (current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: ENTRY inside a file (its END is missing)");
+        const entry = decodeEntry(bytes);
         if (entry.kind === "done") {
           await wait(ep.send(encodeJson({ ok: refused === 0 } satisfies Ack), TAG.ACK));
           break;
         }
-        const rel = safeRelativePath(entry.path);
+        const rel = entry.path;
         if (entry.kind === "dir") {
           if (!toStdout) {
             mkdirSync(join(options.out, rel), { recursive: true });
@@ -80,15 +83,15 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
           };
         }
       } else if (tag === TAG.DATA) {
-        if (!current) throw new Error("protocol: data outside a file");
+        if (!current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: DATA outside a file");
         current.hash.update(bytes);
         current.bytes += length;
         current.progress.add(length);
         if (current.fh) await current.fh.write(bytes);
         else await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
       } else if (tag === TAG.END) {
-        if (!current) throw new Error("protocol: end outside a file");
-        const end = decodeJson<End>(bytes);
+        if (!current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: END outside a file");
+        const end = decodeEnd(bytes);
         const c: Current = current;
         current = null;
         c.progress.finish();

@@ -10,7 +10,8 @@ import { basename, join } from "node:path";
 import process from "node:process";
 import type { Endpoint, Worker } from "../../index.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, TAG, WINDOW, type Ack, type Entry } from "./wire.ts";
+import { decodeAck } from "./messages.ts";
+import { CHUNK, encodeJson, TAG, WINDOW, type Entry } from "./wire.ts";
 
 export interface SendOptions {
   readonly quiet: boolean;
@@ -68,7 +69,7 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
     const digest = options.corruptChecksum ? sha256.replace(/^./, (c) => (c === "0" ? "1" : "0")) : sha256;
     await wait(ep.send(encodeJson({ bytes, sha256: digest }), TAG.END));
     const { length } = await wait(ack);
-    const verdict = decodeJson<Ack>(ackBuffer.subarray(0, length));
+    const verdict = decodeAck(ackBuffer.subarray(0, length));
     if (!verdict.ok) {
       failures++;
       options.log(`receiver refused ${entry.path}: ${verdict.error}`);
@@ -78,7 +79,7 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
   const final = handled(ep.recv(finalBuffer, TAG.ACK));
   await wait(ep.send(encodeJson({ kind: "done" } satisfies Entry), TAG.ENTRY));
   const { length } = await wait(final);
-  const verdict = decodeJson<Ack>(finalBuffer.subarray(0, length));
+  const verdict = decodeAck(finalBuffer.subarray(0, length));
   if (!verdict.ok && failures === 0) failures++;
   return failures;
 }
