@@ -28,9 +28,9 @@ export interface ListenOptions {
    * "ucx" })`; on UCX 1.13 a TCP client sending it unexpected bytes aborts this process.
    */
   readonly protocol?: ConnectProtocol;
-  /** Hello listeners: most connections waiting for their hello at once (default 64); more are closed. */
+  /** Hello listeners: most connections in their handshake at once (default 64); a new one past it closes the oldest. */
   readonly maxPendingHandshakes?: number;
-  /** Hello listeners: how long a connection may take to send its hello (default 5,000 ms). */
+  /** Hello listeners: how long a connection may take over its whole handshake, proof included (default 5,000 ms). */
   readonly handshakeTimeoutMs?: number;
   /**
    * Hello listeners: accept only clients that prove they hold `secret` (HMAC-SHA-256
