@@ -84,3 +84,4 @@ export { cudaAvailability, type CudaAvailability } from "./core/cuda/runtime.ts"
 export { devicePath, ucxSupportsCuda, GPU_PATH_ENV, type DevicePath } from "./core/cuda/path.ts";
 export { CUDART_ENV } from "./core/library.ts";
 export type { Frame } from "./core/cuda/transfers.ts";
+export { type HelloAuthOptions, MIN_SECRET_BYTES } from "./core/hello/auth.ts";

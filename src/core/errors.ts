@@ -42,7 +42,9 @@ export type UcxTsErrorCode =
   /** This build or this host cannot do it (device-memory frames without GPU support). */
   | "UCX_TS_UNSUPPORTED"
   /** Sends that had already resolved never reached the peer (reported by `ep.close()`). */
-  | "UCX_TS_DATA_LOST";
+  | "UCX_TS_DATA_LOST"
+  /** The hello's authentication failed: a wrong secret, or one side has none (hello/auth.ts). */
+  | "UCX_TS_AUTH_FAILED";
 
 export interface UcxErrorOptions {
   readonly status?: number;

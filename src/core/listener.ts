@@ -12,6 +12,7 @@
 import { callUserCallback } from "./user-callback.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import { UcxError } from "./errors.ts";
+import type { HelloAuthOptions } from "./hello/auth.ts";
 import type { HelloServer } from "./hello/server.ts";
 import { ipv4String } from "./sockaddr.ts";
 import type { Worker } from "./worker.ts";
@@ -27,10 +28,17 @@ export interface ListenOptions {
    * "ucx" })`; on UCX 1.13 a TCP client sending it unexpected bytes aborts this process.
    */
   readonly protocol?: ConnectProtocol;
-  /** Hello listeners: most connections waiting for their hello at once (default 64); more are closed. */
+  /** Hello listeners: most connections in their handshake at once (default 64); a new one past it closes the oldest. */
   readonly maxPendingHandshakes?: number;
-  /** Hello listeners: how long a connection may take to send its hello (default 5,000 ms). */
+  /** Hello listeners: how long a connection may take over its whole handshake, proof included (default 5,000 ms). */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * Hello listeners: accept only clients that prove they hold `secret` (HMAC-SHA-256
+   * challenge-response, hello/auth.ts); the others are closed and reported as
+   * UCX_TS_AUTH_FAILED, never delivered. Authenticates, does not encrypt (README,
+   * "Authenticated listeners").
+   */
+  readonly auth?: HelloAuthOptions;
   /**
    * Called with each connection that could not be accepted: a refused peer (UCS_ERR_REJECTED:
    * another error handling mode), bytes that are not a hello (UCX_TS_PROTOCOL_ERROR), silence

@@ -25,6 +25,7 @@ import { describeStatus } from "./library.ts";
 import { Listener, type ConnectProtocol, type ListenOptions } from "./listener.ts";
 import { connectWithHello, listenWithHello } from "./hello/connection.ts";
 import { ScopeTable } from "./hello/scopes.ts";
+import { authWithoutHello, type HelloAuthOptions, secretBytes } from "./hello/auth.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
 import { allocateForMemMap, checkMemMapSize } from "./memory-limits.ts";
 import { ownerBytes, RESERVED_OWNER } from "./am/header.ts";
@@ -581,16 +582,18 @@ export class Worker {
    */
   async connect(
     peer: BufferLike | { host: string; port: number; protocol?: ConnectProtocol },
-    options: { errorHandling?: ErrorHandling } = {},
+    options: { errorHandling?: ErrorHandling; auth?: HelloAuthOptions } = {},
   ): Promise<Endpoint> {
+    const secret = secretBytes(options.auth);
     const errorHandling = options.errorHandling ?? this.errorHandling;
     if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
     if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer) && checkProtocol(peer.protocol) === "hello") {
       checkHost(peer.host ?? "");
       if (!Number.isInteger(peer.port) || peer.port < 1 || peer.port > 65535) throw invalidArgument(`port must be 1..65535, got ${peer.port}`);
       this.assertOpen();
-      return connectWithHello(this, peer.host, peer.port, errorHandling);
+      return connectWithHello(this, peer.host, peer.port, errorHandling, secret);
     }
+    if (secret) throw authWithoutHello();
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const id = this.nextObjectId++;
     let s: Submission;
@@ -757,6 +760,8 @@ export class Worker {
    */
   async listen(options: ListenOptions = {}): Promise<Listener> {
     const protocol = checkProtocol(options.protocol);
+    const secret = secretBytes(options.auth);
+    if (secret && protocol !== "hello") throw authWithoutHello();
     const errorHandling = options.errorHandling ?? this.errorHandling;
     if (!["peer", "none"].includes(errorHandling)) throw invalidArgument(`errorHandling must be peer or none`);
     const id = this.nextObjectId++;
@@ -771,6 +776,7 @@ export class Worker {
           errorHandling,
           maxPendingHandshakes: options.maxPendingHandshakes,
           handshakeTimeoutMs: options.handshakeTimeoutMs,
+          secret,
         });
         listener.bound(server.port, server);
         return listener;

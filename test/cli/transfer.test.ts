@@ -205,6 +205,37 @@ test("a side that fails mid-transfer tells the other why: one line each, no UCX 
   assert.equal(readdirSync(out2), []);
 });
 
+test("--secret-file: a sender with another secret is refused and the receiver waits for the right one; a readable file is refused", async () => {
+  const secret = join(dir, "secret");
+  const other = join(dir, "other-secret");
+  const loose = join(dir, "loose-secret");
+  writeFileSync(secret, "0123456789abcdef0123456789abcdef\n", { mode: 0o600 });
+  writeFileSync(other, "fedcba9876543210fedcba9876543210\n", { mode: 0o600 });
+  writeFileSync(loose, "0123456789abcdef0123456789abcdef\n", { mode: 0o644 });
+  chmodSync(loose, 0o644);
+  const src = join(dir, "authed.txt");
+  writeFileSync(src, "for the right receiver only\n");
+  const out = join(dir, "out5");
+  const r = await startReceiver(["--out", out, "--secret-file", secret]);
+  const wrong = await runScript(CLI, ["send", src, `127.0.0.1:${r.port}`, "--quiet", "--secret-file", other], { timeoutMs: 60_000 });
+  assert.is(wrong.code, 1, wrong.stderr);
+  assert.match(wrong.stderr, /UCX_TS_AUTH_FAILED/);
+  const none = await runScript(CLI, ["send", src, `127.0.0.1:${r.port}`, "--quiet"], { timeoutMs: 60_000 });
+  assert.is(none.code, 1, none.stderr);
+  assert.match(none.stderr, /requires authentication/);
+  const ok = await runScript(CLI, ["send", src, `127.0.0.1:${r.port}`, "--quiet", "--secret-file", secret], { timeoutMs: 60_000 });
+  assert.is(ok.code, 0, ok.stderr);
+  const got = await r.done;
+  assert.is(got.code, 0, got.stderr);
+  assert.match(got.stderr, /refused a connection: .*proof does not match/);
+  assert.is(readFileSync(join(out, "authed.txt"), "utf8"), "for the right receiver only\n");
+  for (const command of [["recv"], ["send", src, "127.0.0.1:1"]]) {
+    const l = await runScript(CLI, [...command, "--secret-file", loose]);
+    assert.is(l.code, 2, l.stderr);
+    assert.match(l.stderr, /accessible to other users \(mode 644\); chmod 600/);
+  }
+});
+
 test("usage errors exit 2 in one line", async () => {
   const s = await runScript(CLI, ["send", "only-one-arg"]);
   assert.is(s.code, 2);

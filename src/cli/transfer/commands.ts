@@ -3,10 +3,11 @@ import process from "node:process";
 import { Worker } from "../../index.ts";
 import { UsageError } from "../info-command.ts";
 import { receiveSession } from "./recv.ts";
+import { readSecretFile } from "./secret-file.ts";
 import { listSources, sendSources } from "./send.ts";
 import { checkOutputFolder, checkReadable, PreflightError } from "./preflight.ts";
 
-export const recvHelp = `Usage: ucx-ts recv [--port P] [--host H] [--out DIR|-] [--tls T] [--quiet]
+export const recvHelp = `Usage: ucx-ts recv [--port P] [--host H] [--out DIR|-] [--tls T] [--secret-file F] [--quiet]
 
 Listen for one sender, receive what it sends into DIR (default: the current folder), and exit.
 Each file is written under a temporary name and renamed only when its size and SHA-256 match
@@ -17,6 +18,8 @@ Options:
   --host H    address to listen on (default 0.0.0.0)
   --out DIR   folder to write into, created if missing; - for stdout
   --tls T     UCX transports (UCX_TLS), e.g. tcp or shm,tcp
+  --secret-file F  accept only a sender with the same secret (mode 600 file, 16+ bytes);
+              authenticates, does not encrypt
   --quiet     no progress lines
 
 Examples:
@@ -25,7 +28,7 @@ Examples:
 
 Exit status: 0 all received and verified; 1 a file refused or the sender lost; 2 usage.`;
 
-export const sendHelp = `Usage: ucx-ts send SOURCE... HOST:PORT [--tls T] [--name NAME] [--quiet]
+export const sendHelp = `Usage: ucx-ts send SOURCE... HOST:PORT [--tls T] [--name NAME] [--secret-file F] [--quiet]
 
 Send files, folders (recursively, names and modes kept) or stdin (-) to a 'ucx-ts recv'.
 Large files stream in 1 MiB chunks through a window of 8, so memory stays flat.
@@ -33,6 +36,7 @@ Large files stream in 1 MiB chunks through a window of 8, so memory stays flat.
 Options:
   --name NAME   the name stdin's content gets on the receiver (default stdin)
   --tls T       UCX transports (UCX_TLS), e.g. tcp
+  --secret-file F  send only to a receiver with the same secret (see recv --help)
   --quiet       no progress lines
 
 Examples:
@@ -68,15 +72,18 @@ function parse(args: readonly string[], command: string, valued: readonly string
 const log = (line: string) => process.stderr.write(`ucx-ts: ${line}\n`);
 
 export async function recvCommand(args: readonly string[]): Promise<number> {
-  const o = parse(args, "recv", ["--port", "--host", "--out", "--tls"]);
+  const o = parse(args, "recv", ["--port", "--host", "--out", "--tls", "--secret-file"]);
   if (o.rest.length > 0) throw new UsageError(`recv: unexpected argument ${o.rest[0]}`);
   const port = Number(o.values.get("--port") ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("recv: --port must be 0..65535");
   const out = o.values.get("--out") ?? ".";
   checkOutputFolder(out);
+  const secretFile = o.values.get("--secret-file");
+  const auth = secretFile === undefined ? undefined : { secret: readSecretFile(secretFile, "recv") };
   const worker = await Worker.create({ config: o.tls ? { TLS: o.tls } : {} });
   try {
-    const listener = await worker.listen({ host: o.values.get("--host") ?? "0.0.0.0", port });
+    // A sender with the wrong secret is reported and the listener waits for the next one.
+    const listener = await worker.listen({ host: o.values.get("--host") ?? "0.0.0.0", port, auth, onError: (e) => log(`refused a connection: ${e.message}`) });
     log(`recv: listening on port ${listener.port}; send with: ucx-ts send FILE... HOST:${listener.port}`);
     const ep = await listener.accept();
     await listener.close();
@@ -89,15 +96,17 @@ export async function recvCommand(args: readonly string[]): Promise<number> {
 }
 
 export async function sendCommand(args: readonly string[]): Promise<number> {
-  const o = parse(args, "send", ["--tls", "--name"]);
+  const o = parse(args, "send", ["--tls", "--name", "--secret-file"]);
   if (o.rest.length < 2) throw new UsageError("send: needs at least one SOURCE and HOST:PORT");
   const target = o.rest[o.rest.length - 1]!;
   const m = /^(.+):(\d+)$/.exec(target);
   if (!m) throw new UsageError(`send: '${target}' is not HOST:PORT`);
+  const secretFile = o.values.get("--secret-file");
+  const auth = secretFile === undefined ? undefined : { secret: readSecretFile(secretFile, "send") };
   const sources = listReadableSources(o.rest.slice(0, -1), { stdinName: o.values.get("--name") ?? "stdin", log });
   const worker = await Worker.create({ config: o.tls ? { TLS: o.tls } : {} });
   try {
-    const ep = await worker.connect({ host: m[1]!, port: Number(m[2]) });
+    const ep = await worker.connect({ host: m[1]!, port: Number(m[2]) }, { auth });
     const failures = await sendSources(worker, ep, sources, {
       quiet: o.quiet,
       stdinName: o.values.get("--name") ?? "stdin",

@@ -10,12 +10,13 @@ import { chmodSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { UcxError, type Endpoint, type RecvResult, type Worker } from "../../index.ts";
+import type { Endpoint, RecvResult, Worker } from "../../index.ts";
+import { UcxError } from "../../core/errors.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, safeRelativePath, SENDER_MASK, TAG, WINDOW, type Ack, type End, type Entry } from "./wire.ts";
+import { decodeEnd, decodeEntry } from "./messages.ts";
+import { CHUNK, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, SENDER_MASK, TAG, WINDOW, type Ack } from "./wire.ts";
 import { CommandFailure } from "../command-failure.ts";
 import { withTimeout } from "./timeout.ts";
-
 
 export interface RecvOptions {
   /** Output folder, or "-" for stdout. */
@@ -56,13 +57,15 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
       const { tag, length } = await wait(result);
       const bytes = buffer.subarray(0, length);
       if (tag === TAG.ENTRY) {
-        const entry = decodeJson<Entry>(bytes);
+        const entry = decodeEntry(bytes);
+        // The one entry that may come inside a file: the sender giving up on it.
+        if (entry.kind === "abort") throw new CommandFailure(`the sender failed${current ? ` sending ${current.path}` : ""}: ${entry.reason}`);
+        if (current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: ENTRY inside a file (its END is missing)");
         if (entry.kind === "done") {
           await wait(ep.send(encodeJson({ ok: refused === 0 } satisfies Ack), TAG.ACK));
           break;
         }
-        if (entry.kind === "abort") throw new CommandFailure(`the sender failed${current ? ` sending ${current.path}` : ""}: ${entry.reason}`);
-        const rel = safeRelativePath(entry.path);
+        const rel = entry.path;
         if (entry.kind === "dir") {
           if (!toStdout) {
             mkdirSync(join(options.out, rel), { recursive: true });
@@ -84,7 +87,7 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
           };
         }
       } else if (tag === TAG.DATA) {
-        if (!current) throw new Error("protocol: data outside a file");
+        if (!current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: DATA outside a file");
         const failAfter = injectedFailureAfter();
         if (failAfter !== undefined && current.bytes + length > failAfter) throw new Error("ENOSPC: no space left on device (injected by UCX_TS_TEST_FAIL_AFTER)");
         current.hash.update(bytes);
@@ -93,8 +96,8 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
         if (current.fh) await current.fh.write(bytes);
         else await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
       } else if (tag === TAG.END) {
-        if (!current) throw new Error("protocol: end outside a file");
-        const end = decodeJson<End>(bytes);
+        if (!current) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "transfer protocol: END outside a file");
+        const end = decodeEnd(bytes);
         const c: Current = current;
         current = null;
         c.progress.finish();
@@ -128,6 +131,7 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
     const why = e instanceof UcxError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
     const notice: Ack = { ok: false, fatal: true, path: current?.path, error: why };
     await wait(withTimeout(ep.send(encodeJson(notice), TAG.ACK), FAILURE_NOTICE_MS)).catch(() => {});
+    if (e instanceof UcxError) throw e; // already typed (a protocol error, a lost endpoint)
     throw new CommandFailure(current ? `cannot receive ${current.path}: ${why}` : why);
   } finally {
     stop.abort();

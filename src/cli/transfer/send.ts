@@ -10,7 +10,8 @@ import { basename, join } from "node:path";
 import process from "node:process";
 import type { Endpoint, Worker } from "../../index.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, TAG, WINDOW, type Ack, type Entry } from "./wire.ts";
+import { decodeAck } from "./messages.ts";
+import { CHUNK, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, TAG, WINDOW, type Ack, type Entry } from "./wire.ts";
 import { CommandFailure } from "../command-failure.ts";
 import { withTimeout } from "./timeout.ts";
 
@@ -62,7 +63,7 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
       continue;
     }
     const ackBuffer = new Uint8Array(64 << 10);
-    const ack = handled(ep.recv(ackBuffer, TAG.ACK).then(({ length }) => decodeJson<Ack>(ackBuffer.subarray(0, length))));
+    const ack = handled(ep.recv(ackBuffer, TAG.ACK).then(({ length }) => decodeAck(ackBuffer.subarray(0, length))));
     let verdict: Ack;
     try {
       await wait(ep.send(encodeJson(entry), TAG.ENTRY));
@@ -85,7 +86,7 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
   const final = handled(ep.recv(finalBuffer, TAG.ACK));
   await wait(ep.send(encodeJson({ kind: "done" } satisfies Entry), TAG.ENTRY));
   const { length } = await wait(final);
-  const verdict = decodeJson<Ack>(finalBuffer.subarray(0, length));
+  const verdict = decodeAck(finalBuffer.subarray(0, length));
   if (!verdict.ok && failures === 0) failures++;
   return failures;
 }

@@ -54,10 +54,9 @@ export function injectedFailureAfter(): number | undefined {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 export const encodeJson = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
-export const decodeJson = <T>(bytes: Uint8Array): T => JSON.parse(decoder.decode(bytes)) as T;
+/** Decoding, checked: messages.ts. */
 
 /**
  * A relative path as sent on the wire ("a/b c/ü.txt"), checked before the receiver uses it:

@@ -8,7 +8,8 @@ import { connect, type Socket } from "node:net";
 import { UCS_STATUS } from "../../ffi/index.ts";
 import { connectionError, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
-import { type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
+import { clientProof, freshNonce, listenerProof, proofMatches, type Transcript } from "./auth.ts";
+import { AUTH_BYTES, encodeGreeting, encodeProof, type Greeting, greetingBody, type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -23,14 +24,21 @@ const SOCKET_ERRORS: Readonly<Record<string, number>> = {
 
 /**
  * Resolves with the listener's answer and the connection, still open: an accept's connection
- * becomes the endpoint's link (link.ts), the caller closes it otherwise.
+ * becomes the endpoint's link (link.ts), the caller closes it otherwise. With `secret`, the hello
+ * offers authentication (auth.ts) and only an accept whose proof verifies resolves: a listener
+ * that cannot prove it holds the secret rejects with UCX_TS_AUTH_FAILED, before any endpoint.
  */
 export function exchangeHello(
   host: string,
   port: number,
-  hello: Uint8Array,
-  timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+  greeting: Greeting,
+  options: { timeoutMs?: number; secret?: Uint8Array } = {},
 ): Promise<{ message: HelloMessage; socket: Socket }> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const secret = options.secret;
+  const ours: Greeting = secret ? { ...greeting, auth: freshNonce() } : { ...greeting, auth: undefined };
+  const hello = encodeGreeting(HelloKind.Hello, ours);
+  let transcript: Transcript | undefined;
   const where = `${host}:${port}`;
   return new Promise((resolve, reject) => {
     let socket: Socket | undefined;
@@ -68,15 +76,39 @@ export function exchangeHello(
         ),
       }),
     );
+    const authFailed = (why: string) => finish({ error: new UcxError("UCX_TS_AUTH_FAILED", `connect ${where}: ${why}`) });
     socket.on("data", (chunk: Uint8Array) => {
       try {
         const message = reader.push(chunk);
-        if (message?.kind === HelloKind.Hello) throw new HelloProtocolError("the listener greeted instead of answering");
-        if (message) finish({ message });
+        if (!message) return;
+        if (message.kind === HelloKind.Hello || message.kind === HelloKind.Proof) throw new HelloProtocolError(`the listener sent kind ${message.kind} instead of answering`);
+        if (message.kind === HelloKind.Challenge) {
+          if (!secret) throw new HelloProtocolError("the listener sent a challenge to a hello that offered no authentication");
+          if (transcript) throw new HelloProtocolError("the listener sent a second challenge");
+          transcript = { helloBody: greetingBody(ours), listenerNonce: message.nonce, listenerIdentity: message.identity };
+          reader.next();
+          socket!.write(encodeProof(clientProof(secret, transcript)));
+          return;
+        }
+        if (message.kind === HelloKind.Accept && secret) {
+          const accept = message.greeting;
+          if (!transcript) return authFailed("the listener accepted without authenticating (it has no secret, or is not who it claims)");
+          if (!accept.auth) return authFailed("the listener's accept carries no proof");
+          const expected = listenerProof(secret, transcript, greetingBody({ ...accept, auth: new Uint8Array(AUTH_BYTES) }));
+          if (!proofMatches(accept.auth, expected)) return authFailed("the listener's proof does not match this side's secret");
+          if (!sameBytes(accept.address, transcript.listenerIdentity)) return authFailed("the listener's accept names another worker than its challenge");
+        } else if (message.kind === HelloKind.Accept && message.greeting.auth) {
+          throw new HelloProtocolError("the listener's accept carries a proof this side did not ask for");
+        }
+        finish({ message });
       } catch (e) {
         if (!(e instanceof HelloProtocolError)) throw e;
         finish({ error: new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${where}: ${e.message}`) });
       }
     });
   });
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -22,7 +22,7 @@ import type { Endpoint, ErrorHandling } from "../endpoint.ts";
 import type { Listener } from "../listener.ts";
 import { checkWorkerAddress } from "../worker-address.ts";
 import { exchangeHello } from "./client.ts";
-import { type Greeting, HelloKind, encodeGreeting, encodeRefusal } from "./wire.ts";
+import { type Greeting, HelloKind, encodeRefusal, RefuseCode } from "./wire.ts";
 import { HelloServer, type HelloAnswer, type Remote } from "./server.ts";
 import { HelloLink } from "./link.ts";
 import type { Socket } from "node:net";
@@ -75,17 +75,27 @@ function oneAtATime<T>(worker: object, body: () => Promise<T>): Promise<T> {
 }
 
 /** `worker.connect({ host, port })`: the hello, then the endpoint, then a flush to see it connected. */
-export async function connectWithHello(worker: HelloWorker, host: string, port: number, errorHandling: ErrorHandling): Promise<Endpoint> {
+export async function connectWithHello(
+  worker: HelloWorker,
+  host: string,
+  port: number,
+  errorHandling: ErrorHandling,
+  secret?: Uint8Array,
+): Promise<Endpoint> {
   const own = await worker.settled(worker.address());
   const ownPlain = await worker.settled(worker.address({ format: "ucx" }));
   const endpoint = await oneAtATime(worker, async () => {
     const scope = worker.allocateScope();
     let scopeOwned = true; // until an endpoint holds it (the worker releases it with the endpoint)
     try {
-      const { message: answer, socket } = await exchangeHello(host, port, encodeGreeting(HelloKind.Hello, { errorHandling, scope, address: own }));
+      const { message: answer, socket } = await exchangeHello(host, port, { errorHandling, scope, address: own }, { secret });
       if (answer.kind === HelloKind.Refuse) {
         socket.destroy();
-        throw new UcxError("UCS_ERR_REJECTED", `connect ${host}:${port}: the listener refused: ${answer.reason}`);
+        throw new UcxError(answer.code === RefuseCode.Other ? "UCS_ERR_REJECTED" : "UCX_TS_AUTH_FAILED", `connect ${host}:${port}: the listener refused: ${answer.reason}`);
+      }
+      if (answer.kind !== HelloKind.Accept) {
+        socket.destroy();
+        throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener answered with kind ${answer.kind}`);
       }
       const peer = answer.greeting;
       if (peer.errorHandling !== errorHandling) {
@@ -124,13 +134,14 @@ export async function connectWithHello(worker: HelloWorker, host: string, port: 
 export async function listenWithHello(
   worker: HelloWorker,
   listener: Listener,
-  options: { host: string; port: number; errorHandling: ErrorHandling; maxPendingHandshakes?: number; handshakeTimeoutMs?: number },
+  options: { host: string; port: number; errorHandling: ErrorHandling; maxPendingHandshakes?: number; handshakeTimeoutMs?: number; secret?: Uint8Array },
 ): Promise<HelloServer> {
   const own = await worker.settled(worker.address());
   // The listener's own plain address: checkWorkerAddress needs it to refuse a crafted address
   // whose transport addresses are cut short (worker-address.ts).
   const ownPlain = await worker.settled(worker.address({ format: "ucx" }));
-  const onHello = async (hello: Greeting, remote: Remote): Promise<HelloAnswer> => {
+  // Called only for a client that has proven it holds the secret, on an authenticated listener.
+  const onHello = async (hello: Greeting, remote: Remote, encodeAccept: (g: Greeting) => Uint8Array): Promise<HelloAnswer> => {
     if (hello.errorHandling !== options.errorHandling) {
       const reason = `error handling '${hello.errorHandling}' asked, this listener's endpoints use '${options.errorHandling}' (both sides must agree)`;
       listener.reportError(new UcxError("UCS_ERR_REJECTED", `connection from ${remote.host}:${remote.port} refused: ${reason}`));
@@ -149,7 +160,7 @@ export async function listenWithHello(
     await worker.settled(made.created);
     const endpoint = made.endpoint;
     return {
-      answer: encodeGreeting(HelloKind.Accept, { errorHandling: options.errorHandling, scope, address: own }),
+      answer: encodeAccept({ errorHandling: options.errorHandling, scope, address: own }),
       keep: (socket: Socket) => {
         attachLink(endpoint, socket);
         listener.deliver(endpoint);
@@ -164,6 +175,7 @@ export async function listenWithHello(
     maxPending: options.maxPendingHandshakes,
     timeoutMs: options.handshakeTimeoutMs,
     onHello,
+    ...(options.secret ? { auth: { secret: options.secret, identity: own } } : {}),
     onError: (e) => listener.reportError(e),
   });
 }

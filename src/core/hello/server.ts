@@ -2,15 +2,18 @@
  * The listening side of the hello (wire.ts) on the runtime's own TCP server (`node:net`, which
  * Node, Deno and Bun all provide): UCX never sees a byte a stranger sends to the port.
  *
- * A connection owes one well-formed hello within `timeoutMs`; anything else (garbage, a wrong
- * version, an oversize length, silence, bytes after the hello) closes it and is reported through
- * `onError` only. At most `maxPending` connections may be waiting for their hello or its answer;
- * further ones are closed at once, so a flood of silent connections costs bounded memory
- * (maxPending x (HEADER_BYTES + MAX_BODY) at worst).
+ * A connection owes one well-formed hello (and, on an authenticated listener, a valid proof,
+ * auth.ts) within `timeoutMs`; anything else (garbage, a wrong version, an oversize length,
+ * silence, a wrong or late proof, bytes after the hello) closes it and is reported through
+ * `onError` only: `onHello`, which makes the endpoint, never sees it. At most `maxPending`
+ * connections may be in their handshake; a new one past that closes the oldest, so a flood of
+ * silent connections costs bounded memory (maxPending x (HEADER_BYTES + MAX_BODY) at worst) and
+ * does not shut out an honest client that completes its handshake promptly.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { UcxError } from "../errors.ts";
-import { type Greeting, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
+import { clientProof, freshNonce, listenerProof, proofMatches, type Transcript } from "./auth.ts";
+import { AUTH_BYTES, encodeChallenge, encodeGreeting, encodeRefusal, type Greeting, greetingBody, HelloKind, HelloProtocolError, HelloReader, RefuseCode } from "./wire.ts";
 
 export interface Remote {
   readonly host: string;
@@ -30,7 +33,12 @@ export interface HelloServerOptions {
    * answer to write (an accept or a refusal) and, for an accept, who keeps the connection open
    * afterwards (link.ts); a refusal's connection is closed after the answer.
    */
-  readonly onHello: (hello: Greeting, remote: Remote) => Promise<HelloAnswer>;
+  readonly onHello: (hello: Greeting, remote: Remote, encodeAccept: (g: Greeting) => Uint8Array) => Promise<HelloAnswer>;
+  /**
+   * Authenticated listener (auth.ts): a client must prove it holds `secret` before `onHello` is
+   * called; `identity` (the listener's worker address) is bound into both proofs.
+   */
+  readonly auth?: { readonly secret: Uint8Array; readonly identity: Uint8Array };
   /** A connection that ended without a usable hello, or whose answer could not be made. */
   readonly onError: (error: UcxError) => void;
 }
@@ -48,7 +56,8 @@ export const DEFAULT_HELLO_TIMEOUT_MS = 5000;
 
 export class HelloServer {
   private readonly server: Server;
-  private readonly pending = new Set<Socket>();
+  /** Connections in their handshake, oldest first (a Map keeps insertion order). */
+  private readonly pending = new Map<Socket, { drop: (e: UcxError) => void; evictable: () => boolean }>();
   private readonly maxPending: number;
   private readonly timeoutMs: number;
 
@@ -86,27 +95,65 @@ export class HelloServer {
   private onConnection(socket: Socket): void {
     const remote = { host: normaliseHost(socket.remoteAddress), port: socket.remotePort ?? 0 };
     const where = `${remote.host}:${remote.port}`;
-    if (this.pending.size >= this.maxPending) {
+    if (this.pending.size >= this.maxPending && !this.evictOldest()) {
       socket.destroy();
       this.options.onError(new UcxError("UCX_TS_LIMIT_EXCEEDED", `connection from ${where} closed: ${this.maxPending} handshakes are already pending`));
       return;
     }
-    this.pending.add(socket);
     const reader = new HelloReader();
-    let answered = false;
-    const drop = (error: UcxError) => {
+    const auth = this.options.auth;
+    // "hello": waiting for the hello; "proof": challenge sent, waiting for the proof; "answering":
+    // the peer is done (and authenticated), its endpoint is being made; "kept": handed over.
+    let state: "hello" | "proof" | "answering" | "kept" = "hello";
+    let hello: Greeting | undefined;
+    let challenge: { nonce: Uint8Array } | undefined;
+    const drop = (error: UcxError, answer?: Uint8Array) => {
       if (!this.pending.delete(socket)) return;
       clearTimeout(timer);
-      socket.destroy();
+      // A refusal's words go out first; the socket is destroyed after, whatever the peer does.
+      if (answer) {
+        socket.end(answer);
+        setTimeout(() => socket.destroy(), 1000).unref?.();
+      } else socket.destroy();
       this.options.onError(error);
     };
-    const timer = setTimeout(() => drop(new UcxError("UCS_ERR_TIMED_OUT", `connection from ${where} closed: no hello within ${this.timeoutMs} ms`)), this.timeoutMs);
+    this.pending.set(socket, { drop, evictable: () => state === "hello" || state === "proof" });
+    // One deadline for the whole handshake: a client that answers the challenge late is as
+    // silent as one that never greets.
+    const timer = setTimeout(
+      () => drop(new UcxError("UCS_ERR_TIMED_OUT", `connection from ${where} closed: handshake not done within ${this.timeoutMs} ms`)),
+      this.timeoutMs,
+    );
     socket.on("error", () => {}); // a reset shows as "close" below; this keeps it from being thrown
     socket.on("close", () => {
-      if (!answered) drop(new UcxError("UCS_ERR_CONNECTION_RESET", `connection from ${where} closed before its hello was answered`));
+      if (state !== "answering" && state !== "kept") drop(new UcxError("UCS_ERR_CONNECTION_RESET", `connection from ${where} closed before its hello was answered`));
     });
+    const answerHello = (greeting: Greeting, transcript: Transcript | undefined) => {
+      state = "answering";
+      clearTimeout(timer);
+      const encodeAccept = (g: Greeting): Uint8Array => {
+        if (!transcript || !auth) return encodeGreeting(HelloKind.Accept, g);
+        const proof = listenerProof(auth.secret, transcript, greetingBody({ ...g, auth: new Uint8Array(AUTH_BYTES) }));
+        return encodeGreeting(HelloKind.Accept, { ...g, auth: proof });
+      };
+      this.options.onHello(greeting, remote, encodeAccept).then(
+        ({ answer, keep, discard }) => {
+          if (!this.pending.delete(socket) || socket.destroyed) return discard?.();
+          state = "kept";
+          if (!keep) return void socket.end(answer);
+          socket.removeAllListeners("data");
+          socket.removeAllListeners("close");
+          socket.write(answer);
+          keep(socket);
+        },
+        (e: unknown) => {
+          state = "hello";
+          drop(e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where}: ${(e as Error).message}`));
+        },
+      );
+    };
     socket.on("data", (chunk: Uint8Array) => {
-      if (answered) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where}: bytes after the hello`));
+      if (state === "answering" || state === "kept") return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where}: bytes after the hello`));
       let message;
       try {
         message = reader.push(chunk);
@@ -115,24 +162,50 @@ export class HelloServer {
         return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: ${e.message}`));
       }
       if (!message) return;
-      if (message.kind !== HelloKind.Hello) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: it answered instead of greeting`));
-      answered = true;
-      clearTimeout(timer);
-      this.options.onHello(message.greeting, remote).then(
-        ({ answer, keep, discard }) => {
-          if (!this.pending.delete(socket) || socket.destroyed) return discard?.();
-          if (!keep) return void socket.end(answer);
-          socket.removeAllListeners("data");
-          socket.removeAllListeners("close");
-          socket.write(answer);
-          keep(socket);
-        },
-        (e: unknown) => {
-          answered = false;
-          drop(e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where}: ${(e as Error).message}`));
-        },
-      );
+      if (state === "hello") {
+        if (message.kind !== HelloKind.Hello) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: it sent kind ${message.kind} instead of a hello`));
+        hello = message.greeting;
+        if (auth && !hello.auth) {
+          const reason = "this listener requires authentication: connect with auth: { secret }";
+          return drop(new UcxError("UCX_TS_AUTH_FAILED", `connection from ${where} refused: it did not offer authentication`), encodeRefusal(reason, RefuseCode.AuthRequired));
+        }
+        if (!auth && hello.auth) {
+          const reason = "this listener does not authenticate (listen without auth); connect without auth";
+          return drop(new UcxError("UCX_TS_AUTH_FAILED", `connection from ${where} refused: it asked for authentication, this listener has no secret`), encodeRefusal(reason, RefuseCode.AuthNotOffered));
+        }
+        if (!auth) return answerHello(hello, undefined);
+        challenge = { nonce: freshNonce() };
+        state = "proof";
+        reader.next();
+        socket.write(encodeChallenge(challenge.nonce, auth.identity));
+        return;
+      }
+      // state "proof"
+      if (message.kind !== HelloKind.Proof) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: it sent kind ${message.kind} instead of its proof`));
+      const transcript = { helloBody: greetingBody(hello!), listenerNonce: challenge!.nonce, listenerIdentity: auth!.identity };
+      if (!proofMatches(message.proof, clientProof(auth!.secret, transcript))) {
+        return drop(
+          new UcxError("UCX_TS_AUTH_FAILED", `connection from ${where} refused: its proof does not match this listener's secret`),
+          encodeRefusal("authentication failed", RefuseCode.AuthFailed),
+        );
+      }
+      answerHello({ ...hello!, auth: undefined }, transcript);
     });
+  }
+
+  /**
+   * Make room for a new connection by closing the oldest one still in its handshake (not one
+   * whose endpoint is being made). A flood of silent connections then only ever holds
+   * `maxPending` sockets, and an honest client, which completes in a few round trips, is not
+   * shut out by it. False when none can go.
+   */
+  private evictOldest(): boolean {
+    for (const [, entry] of this.pending) {
+      if (!entry.evictable()) continue;
+      entry.drop(new UcxError("UCX_TS_LIMIT_EXCEEDED", `${this.maxPending} handshakes pending: the oldest was closed to make room for a new connection`));
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -141,7 +214,7 @@ export class HelloServer {
    * does not.
    */
   close(): Promise<void> {
-    for (const socket of this.pending) socket.destroy();
+    for (const socket of this.pending.keys()) socket.destroy();
     this.pending.clear();
     this.server.close();
     return Promise.resolve();

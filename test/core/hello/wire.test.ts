@@ -1,6 +1,19 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { encodeGreeting, encodeRefusal, HEADER_BYTES, HelloKind, HelloProtocolError, HelloReader, MAX_BODY } from "../../../src/core/hello/wire.ts";
+import {
+  AUTH_BYTES,
+  encodeChallenge,
+  encodeGreeting,
+  encodeProof,
+  encodeRefusal,
+  HEADER_BYTES,
+  HelloKind,
+  HelloProtocolError,
+  HelloReader,
+  MAX_BODY,
+  RefuseCode,
+} from "../../../src/core/hello/wire.ts";
+import { clientProof, listenerProof, proofMatches, secretBytes } from "../../../src/core/hello/auth.ts";
 import { ScopeTable } from "../../../src/core/hello/scopes.ts";
 import { scopedMaskWords, scopedTagWords, unscopedTag } from "../../../src/core/tag.ts";
 
@@ -10,7 +23,7 @@ const address = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) & 255);
 
 test("a hello round-trips, delivered whole or a byte at a time, and its bytes are as documented", () => {
   const bytes = encodeGreeting(HelloKind.Hello, { errorHandling: "peer", scope: 0x1234, address });
-  assert.equal([...bytes.subarray(0, HEADER_BYTES)], [0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 304 & 255, 304 >> 8, 0, 0]);
+  assert.equal([...bytes.subarray(0, HEADER_BYTES)], [0x55, 0x58, 0x54, 0x48, 2, 1, 0, 0, 304 & 255, 304 >> 8, 0, 0]);
   assert.equal([...bytes.subarray(12, 16)], [1, 0, 0x34, 0x12]);
   for (const step of [bytes.length, 1, 5, 13]) {
     const r = new HelloReader();
@@ -23,16 +36,16 @@ test("a hello round-trips, delivered whole or a byte at a time, and its bytes ar
     assert.equal([m.greeting.errorHandling, m.greeting.scope, [...m.greeting.address]], ["peer", 0x1234, [...address]]);
   }
   const refusal = new HelloReader().push(encodeRefusal("no"));
-  assert.equal(refusal, { kind: HelloKind.Refuse, reason: "no" });
+  assert.equal(refusal, { kind: HelloKind.Refuse, code: 0, reason: "no" });
 });
 
 test("garbage is refused at its first wrong byte, before anything is allocated", () => {
   const cases: [string, Uint8Array, RegExp][] = [
     ["0xff", new Uint8Array([0xff]), /magic/],
     ["a UCX sockcm-like prefix", new Uint8Array([0x55, 0x58, 0x00]), /magic/],
-    ["another version", new Uint8Array([0x55, 0x58, 0x54, 0x48, 2]), /version 2/],
-    ["an unknown kind", new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 9]), /kind 9/],
-    ["reserved bits", new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 4]), /reserved/],
+    ["version 1 (no authentication)", new Uint8Array([0x55, 0x58, 0x54, 0x48, 1]), /version 1, this side speaks 2/],
+    ["an unknown kind", new Uint8Array([0x55, 0x58, 0x54, 0x48, 2, 9]), /kind 9/],
+    ["reserved bits", new Uint8Array([0x55, 0x58, 0x54, 0x48, 2, 1, 0, 4]), /reserved/],
   ];
   for (const [what, bytes, message] of cases) {
     assert.throws(() => new HelloReader().push(bytes), (e: Error) => e instanceof HelloProtocolError && message.test(e.message), what);
@@ -40,7 +53,7 @@ test("garbage is refused at its first wrong byte, before anything is allocated",
 });
 
 test("a length over MAX_BODY is refused from the header alone; bytes past the end and bodies without an address are refused", () => {
-  const header = new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 0, 0, 0, 0]);
+  const header = new Uint8Array([0x55, 0x58, 0x54, 0x48, 2, 1, 0, 0, 0, 0, 0, 0]);
   new DataView(header.buffer).setUint32(8, MAX_BODY + 1, true);
   assert.throws(() => new HelloReader().push(header), /exceeds/);
   new DataView(header.buffer).setUint32(8, 0xffffffff, true);
@@ -49,11 +62,61 @@ test("a length over MAX_BODY is refused from the header alone; bytes past the en
   const extra = new Uint8Array(hello.length + 1);
   extra.set(hello);
   assert.throws(() => new HelloReader().push(extra), /after the end/);
-  const short = new Uint8Array([0x55, 0x58, 0x54, 0x48, 1, 1, 0, 0, 4, 0, 0, 0, 1, 0, 1, 0]);
+  const short = new Uint8Array([0x55, 0x58, 0x54, 0x48, 2, 1, 0, 0, 4, 0, 0, 0, 1, 0, 1, 0]);
   assert.throws(() => new HelloReader().push(short), /no worker address/);
   const badMode = encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address });
   badMode[12] = 2;
   assert.throws(() => new HelloReader().push(badMode), /error-handling mode 2/);
+});
+
+test("authenticated messages: a hello's nonce, challenge, proof and coded refusal round-trip; bad lengths and flags are refused", () => {
+  const nonce = Uint8Array.from({ length: AUTH_BYTES }, (_, i) => i + 1);
+  const hello = new HelloReader().push(encodeGreeting(HelloKind.Hello, { errorHandling: "peer", scope: 7, address, auth: nonce }));
+  assert.ok(hello && hello.kind === HelloKind.Hello);
+  assert.equal([...hello.greeting.auth!], [...nonce]);
+  assert.equal([...hello.greeting.address], [...address]);
+  const r = new HelloReader();
+  const challenge = r.push(encodeChallenge(nonce, address));
+  assert.ok(challenge && challenge.kind === HelloKind.Challenge);
+  assert.equal([[...challenge.nonce], [...challenge.identity]], [[...nonce], [...address]]);
+  r.next();
+  const proof = r.push(encodeProof(nonce));
+  assert.ok(proof && proof.kind === HelloKind.Proof && proof.proof.length === AUTH_BYTES);
+  assert.equal(new HelloReader().push(encodeRefusal("who?", RefuseCode.AuthFailed)), { kind: HelloKind.Refuse, code: RefuseCode.AuthFailed, reason: "who?" });
+  // A proof of the wrong length, a challenge without identity, unknown flags, an auth flag
+  // without room for its nonce: each a HelloProtocolError.
+  const shortProof = encodeProof(nonce).subarray(0, HEADER_BYTES + AUTH_BYTES - 1).slice();
+  new DataView(shortProof.buffer).setUint32(8, AUTH_BYTES - 1, true);
+  assert.throws(() => new HelloReader().push(shortProof), /proof of 31 bytes/);
+  const bare = encodeChallenge(nonce, new Uint8Array(0));
+  assert.throws(() => new HelloReader().push(bare), /no listener identity/);
+  const flags = encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address });
+  flags[13] = 0x82;
+  assert.throws(() => new HelloReader().push(flags), /unknown hello flags/);
+  const noRoom = encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address: address.subarray(0, 20) });
+  noRoom[13] = 1;
+  assert.throws(() => new HelloReader().push(noRoom), /no worker address/);
+});
+
+test("proofs: different labels each way, every transcript byte counts, constant-time compare", () => {
+  const secret = new Uint8Array(32).fill(9);
+  const t = { helloBody: address.subarray(0, 50), listenerNonce: new Uint8Array(32).fill(1), listenerIdentity: address.subarray(50, 90) };
+  const c = clientProof(secret, t);
+  const l = listenerProof(secret, t, new Uint8Array(0));
+  assert.is(c.length, 32);
+  assert.not.ok(proofMatches(c, l), "the client's proof works as the listener's: reflection");
+  assert.ok(proofMatches(c, clientProof(secret.slice(), { ...t })));
+  for (const change of ["helloBody", "listenerNonce", "listenerIdentity"] as const) {
+    const bytes = t[change].slice();
+    bytes[bytes.length - 1]! ^= 1;
+    assert.not.ok(proofMatches(c, clientProof(secret, { ...t, [change]: bytes })), change);
+  }
+  // Length prefixes: moving a byte from one field to the next changes the proof.
+  assert.not.ok(proofMatches(c, clientProof(secret, { ...t, helloBody: address.subarray(0, 49), listenerNonce: Uint8Array.of(address[49]!, ...t.listenerNonce) })));
+  assert.not.ok(proofMatches(c, c.subarray(0, 31)));
+  assert.throws(() => secretBytes({ secret: "short" }), /at least 16/);
+  assert.throws(() => secretBytes({ secret: 42 as unknown as string }), /string or a Uint8Array/);
+  assert.is(secretBytes({ secret: "0123456789abcdef" })!.length, 16);
 });
 
 test("scopes: never 0, unique among live endpoints, a released one comes back last; 65,535 at most", () => {

@@ -1,0 +1,79 @@
+/**
+ * A soak peer process (main.ts spawns 1 to 3): maps the memory the coordinator puts, gets and
+ * does atomics into, connects to the coordinator's listener, introduces itself, then takes part
+ * in each operation the coordinator announces, echoing what it received. When its endpoint
+ * fails (the coordinator closed it: an injected fault) it connects again. It exits when its stdin
+ * closes (the coordinator ended or died) or when it cannot reach the coordinator any more.
+ *
+ *   peer.ts <port> <slot> <secret-hex>
+ */
+import process from "node:process";
+import { Worker, type Endpoint } from "../../src/index.ts";
+import { type Control, dataTag, decode, encode, fromHex, MEMORY, TAG, toHex, type Intro } from "./protocol.ts";
+
+const [portText = "0", slotText = "0", secretHex = ""] = process.argv.slice(2);
+const port = Number(portText);
+const slot = Number(slotText);
+const auth = { secret: fromHex(secretHex) };
+
+process.stdin.on("close", () => process.exit(0));
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
+
+const worker = await Worker.create({ errorHandling: "peer" });
+const mem = await worker.memMap(MEMORY);
+const packed = await mem.packRkey();
+mem.bytes.fill(0);
+
+async function serve(ep: Endpoint): Promise<void> {
+  const intro: Intro = { slot, pid: process.pid, address: mem.address, length: MEMORY, rkey: toHex(packed) };
+  await ep.send(encode(intro), TAG.INTRO);
+  const control = new Uint8Array(4096);
+  for (;;) {
+    const { length } = await ep.recv(control, TAG.CONTROL);
+    const c = decode<Control>(control.subarray(0, length));
+    if (c.op === "stop") return;
+    // Each operation runs on its own; the coordinator keeps stream and AM ones one at a time.
+    void act(ep, c).catch(() => {}); // its failure is the endpoint's, seen by the loop's next recv
+  }
+}
+
+async function act(ep: Endpoint, c: Control): Promise<void> {
+  const tag = dataTag(c.id);
+  if (c.op === "tag") {
+    const buf = new Uint8Array(c.sizes[0]!);
+    await ep.recv(buf, tag);
+    await ep.send(buf, tag + 1);
+  } else if (c.op === "stream") {
+    const buf = new Uint8Array(c.sizes[0]!);
+    await ep.streamRecv(buf);
+    await ep.streamSend(buf);
+  } else if (c.op === "multi") {
+    const frames = await ep.recvMulti(tag);
+    await ep.sendMulti(frames, tag + 1);
+  } else if (c.op === "am") {
+    const m = await ep.amRecv();
+    await ep.amSend(m.data, { header: m.header });
+  }
+}
+
+for (let failures = 0; failures < 50; ) {
+  let ep: Endpoint;
+  try {
+    ep = await worker.connect({ host: "127.0.0.1", port }, { auth });
+    failures = 0;
+  } catch {
+    failures++;
+    await new Promise((r) => setTimeout(r, 100));
+    continue;
+  }
+  try {
+    await serve(ep);
+    break; // "stop"
+  } catch {
+    // The endpoint failed (closed by the coordinator, an injected fault): connect again.
+    await ep.close({ force: true }).catch(() => {});
+  }
+}
+await worker.close();
+process.exit(0);

@@ -1,0 +1,74 @@
+/**
+ * Resource samples over a soak: RSS and open file descriptors of this process, against the
+ * operations done so far, and their growth per 100k operations after warm-up (least-squares
+ * slope, so one GC's timing does not decide it). UCX's own memory statistics (ucs memtrack) are
+ * not built into Debian's libucx0 1.13 (no --enable-memtrack), so they are not sampled here.
+ */
+import { readdirSync } from "node:fs";
+import process from "node:process";
+
+export interface Sample {
+  seconds: number;
+  ops: number;
+  rssMiB: number;
+  fds: number;
+}
+
+export function openFds(): number {
+  try {
+    return readdirSync("/proc/self/fd").length;
+  } catch {
+    return -1;
+  }
+}
+
+export function sample(started: number, ops: number): Sample {
+  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: process.memoryUsage().rss / 2 ** 20, fds: openFds() };
+}
+
+/** Slope of y over x by least squares; 0 with fewer than two distinct x. */
+export function slope(points: readonly [number, number][]): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, p) => s + p[0], 0) / n;
+  const my = points.reduce((s, p) => s + p[1], 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+export interface Growth {
+  /** Samples after warm-up used. */
+  samples: number;
+  opsAfterWarmup: number;
+  rssMiBPer100kOps: number;
+  fdsPer100kOps: number;
+  rssMiB: { first: number; last: number; max: number };
+  fds: { first: number; last: number; max: number };
+}
+
+/** Growth over the samples after the first `warmupFraction` of the run. */
+export function growth(samples: readonly Sample[], warmupFraction: number): Growth {
+  const end = samples[samples.length - 1]?.seconds ?? 0;
+  const after = samples.filter((s) => s.seconds >= end * warmupFraction);
+  const ops = after.length ? after[after.length - 1]!.ops - after[0]!.ops : 0;
+  const stat = (k: "rssMiB" | "fds") => ({
+    first: round(after[0]?.[k] ?? 0),
+    last: round(after[after.length - 1]?.[k] ?? 0),
+    max: round(Math.max(...after.map((s) => s[k]))),
+  });
+  return {
+    samples: after.length,
+    opsAfterWarmup: ops,
+    rssMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.rssMiB])) * 100_000),
+    fdsPer100kOps: round(slope(after.map((s) => [s.ops, s.fds])) * 100_000),
+    rssMiB: stat("rssMiB"),
+    fds: stat("fds"),
+  };
+}
+
+export const round = (x: number) => Math.round(x * 100) / 100;

@@ -1,0 +1,117 @@
+/**
+ * The coordinator's side of each operation, on one connection to a peer (peer.ts echoes): every
+ * byte that comes back is compared with the payload sent, every get with the put before it,
+ * every fetch-add with the count kept here. Resolves with the bytes verified; throws a UcxError
+ * when the endpoint fails, or a CorruptionError when bytes differ.
+ */
+import type { Endpoint, RemoteKey } from "../../src/index.ts";
+import { COUNTER_OFFSET, type Control, dataTag, encode, type OpKind, payload, REGION, sameBytes, TAG } from "./protocol.ts";
+
+export class CorruptionError extends Error {
+  override name = "CorruptionError";
+}
+
+/** One operation at a time through `run`, in call order. */
+export class Lock {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(body: () => Promise<T>): Promise<T> {
+    const mine = this.tail.then(body, body);
+    this.tail = mine.catch(() => {});
+    return mine;
+  }
+}
+
+export interface Connection {
+  readonly slot: number;
+  readonly ep: Endpoint;
+  readonly rkey: RemoteKey;
+  readonly address: number;
+  /** The peer's counter as this side has counted it (read afresh on each connection). */
+  counter: bigint;
+  /** Set when a fault was injected into this connection: its failures are expected. */
+  faulted: string | undefined;
+  readonly stream: Lock;
+  readonly am: Lock;
+  readonly rma: Lock;
+}
+
+const control = (ep: Endpoint, c: Control) => ep.send(encode(c), TAG.CONTROL);
+
+/**
+ * The echo's receive is posted before the sends; on a failed endpoint a send throws at once
+ * (before Promise.all has the receive), so the receive's rejection is handled here too.
+ */
+function posted<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {});
+  return p;
+}
+
+/** Sizes from 0 B to 16 MiB, most of them small: log-uniform within three bands. */
+export function randomSize(rand: () => number, max = 16 * 2 ** 20): number {
+  const r = rand();
+  const band = r < 0.7 ? [0, 4096] : r < 0.9 ? [4096, 2 ** 20] : [2 ** 20, max];
+  if (band[0] === 0) return Math.floor(rand() * band[1]!);
+  return Math.min(max, Math.floor(band[0]! * (band[1]! / band[0]!) ** rand()));
+}
+
+export async function runOp(kind: OpKind, c: Connection, id: number, rand: () => number): Promise<number> {
+  const ep = c.ep;
+  const tag = dataTag(id);
+  switch (kind) {
+    case "tag": {
+      const out = payload(randomSize(rand), id);
+      const back = new Uint8Array(out.length);
+      const echo = posted(ep.recv(back, tag + 1));
+      await Promise.all([control(ep, { op: "tag", id, sizes: [out.length] }), ep.send(out, tag), echo]);
+      if (!sameBytes(out, back)) throw new CorruptionError(`tag echo ${id} (${out.length} B) differs`);
+      return 2 * out.length;
+    }
+    case "stream":
+      return c.stream.run(async () => {
+        const out = payload(1 + randomSize(rand), id); // a stream has no 0-byte message
+        const back = new Uint8Array(out.length);
+        const echo = posted(ep.streamRecv(back));
+        await Promise.all([control(ep, { op: "stream", id, sizes: [out.length] }), ep.streamSend(out), echo]);
+        if (!sameBytes(out, back)) throw new CorruptionError(`stream echo ${id} (${out.length} B) differs`);
+        return 2 * out.length;
+      });
+    case "multi": {
+      const n = Math.floor(rand() * 6);
+      const frames = Array.from({ length: n }, (_, i) => payload(randomSize(rand, 4 * 2 ** 20), id * 8 + i));
+      const echo = posted(ep.recvMulti(tag + 1));
+      const [, , got] = await Promise.all([control(ep, { op: "multi", id, sizes: frames.map((f) => f.length) }), ep.sendMulti(frames, tag), echo]);
+      if (got.length !== n || got.some((g, i) => !sameBytes(g, frames[i]!))) throw new CorruptionError(`multi-buffer echo ${id} (${n} frames) differs`);
+      return 2 * frames.reduce((s, f) => s + f.length, 0);
+    }
+    case "am":
+      return c.am.run(async () => {
+        const out = payload(randomSize(rand, 2 ** 20), id);
+        const header = payload(Math.floor(rand() * 64), id + 1);
+        const echo = posted(ep.amRecv());
+        await Promise.all([control(ep, { op: "am", id, sizes: [out.length] }), ep.amSend(out, { header }), echo]);
+        const m = await echo;
+        if (!sameBytes(out, m.data) || !sameBytes(header, m.header)) throw new CorruptionError(`active message echo ${id} (${out.length} B) differs`);
+        return 2 * out.length + 2 * header.length;
+      });
+    case "rma":
+      return c.rma.run(async () => {
+        const size = randomSize(rand);
+        const offset = Math.floor(rand() * (REGION - size + 1));
+        const out = payload(size, id);
+        const back = new Uint8Array(size);
+        await ep.put(out, c.address + offset, c.rkey);
+        await ep.flush();
+        await ep.get(back, c.address + offset, c.rkey);
+        await ep.flush();
+        if (!sameBytes(out, back)) throw new CorruptionError(`get after put ${id} (${size} B at ${offset}) differs`);
+        return 2 * size;
+      });
+    case "atomic":
+      return c.rma.run(async () => {
+        const old = (await ep.atomic("add", c.address + COUNTER_OFFSET, c.rkey, 1n, { fetch: true })) as bigint;
+        if (old !== c.counter) throw new CorruptionError(`fetch-add ${id} returned ${old}, the count here is ${c.counter}`);
+        c.counter++;
+        return 8;
+      });
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Seeded fuzzing of every parser of bytes that come from a peer (issue 26): multi-buffer headers,
+ * UCXX AM headers, packed remote keys, the hello with its authentication, the CLI transfer
+ * protocol (test/fuzz/*.ts; worker addresses: test/core/hostile.test.ts). All modules run in one
+ * child process (run-module.ts), so a crash inside UCX fails these tests instead of the run.
+ *
+ * `npm test`: 0.5 s per module, seed UCX_TS_FUZZ_SEED (default 1), polling mode. `npm run fuzz`
+ * (UCX_TS_FUZZ_SECONDS set, 60 by default there): that long per module, thread and polling.
+ */
+import process from "node:process";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { runScript, type ChildResult } from "../helpers/spawn.ts";
+
+const MODULES = ["multi-header", "am-header", "rkey", "hello", "transfer-protocol"] as const;
+const seconds = Number(process.env.UCX_TS_FUZZ_SECONDS || 0.5);
+const seed = process.env.UCX_TS_FUZZ_SEED || "1";
+// Polling mode in npm test: a thread-mode worker costs ~2.5 s to start under Node (its progress
+// thread loads the library again), more than the fuzzing itself.
+const modes = process.env.UCX_TS_FUZZ_SECONDS ? ["polling", "thread"] : ["polling"];
+
+for (const mode of modes) {
+  const test = suite(`fuzz/hostile peer input (${mode}, seed ${seed}, ${seconds} s a module)`);
+  let child: Promise<ChildResult> | undefined;
+  const results = () =>
+    (child ??= runScript("test/fuzz/run-module.ts", [mode, seed, ...MODULES], {
+      env: { UCX_TS_FUZZ_SECONDS: String(seconds) },
+      timeoutMs: 120_000 + MODULES.length * seconds * 2000,
+    }));
+
+  for (const name of MODULES) {
+    test(`${name}: every input ends in a typed error or the right result; honest peers are still served`, async () => {
+      const r = await results();
+      const line = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (l.startsWith("{") ? (JSON.parse(l) as { module: string; inputs: number; outcomes: Record<string, number> }) : undefined))
+        .find((l) => l?.module === name);
+      // The last lines of stderr without UCX's warnings about messages left unmatched at close.
+      const why = () => r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-30).join("\n");
+      assert.ok(line, `${name} (${mode}, seed ${seed}) did not finish: exit ${r.code}, signal ${r.signal}\n${why()}`);
+      assert.ok(line.inputs >= 16, `${name}: only ${line.inputs} inputs`);
+      // More than one outcome: the mutations reached both the refusals and the valid results.
+      assert.ok(Object.keys(line.outcomes).length >= 2, `${name}: ${JSON.stringify(line.outcomes)}`);
+    });
+  }
+  test.run();
+}
