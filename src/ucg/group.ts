@@ -125,10 +125,10 @@ export class Group {
   // --- plans and execution ---------------------------------------------------------------
 
   /** @internal The plan for a call: selected by the tree, its constant part built once per arguments. */
-  planFor(coll: CollType, n: Normalized): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray } {
+  planFor(coll: CollType, n: Normalized, plan?: number): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray } {
     const commutative = n.op?.commutative ?? true;
     const facts: CallFacts = { commutative, bytes: n.bytes, count: n.count };
-    const template = this.context.ppool.select(coll, this.size, facts);
+    const template = this.context.ppool.select(coll, this.size, facts, plan);
     const key = `${coll}/${template.id}/${n.datatype.name}/${n.count}/${n.root}/${commutative}`;
     let hit = this.constants.get(key);
     if (hit) {

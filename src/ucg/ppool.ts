@@ -188,10 +188,16 @@ export class PlanPool {
     return trees;
   }
 
-  select(coll: CollType, size: number, facts: CallFacts): PlanTemplate {
+  select(coll: CollType, size: number, facts: CallFacts, forced?: number): PlanTemplate {
+    const runnable = (t: PlanTemplate | undefined) => t !== undefined && (facts.commutative || !t.commutativeOnly);
+    if (forced !== undefined) {
+      const t = templateOf(coll, forced);
+      if (!t) throw new UcxError("UCX_TS_INVALID_ARGUMENT", `${coll} has no plan ${forced} (ucx-ts ucg-info lists them)`);
+      if (!runnable(t)) throw new UcxError("UCX_TS_UNSUPPORTED", `plan ${forced} (${t.name}) runs commutative ops only`);
+      return t;
+    }
     const pick = decide(this.treesFor(size)[coll], facts, size, this.thresholds);
     const allowed = allowedPlans(coll, this.config.table("plans")[`${coll.toUpperCase()}_PLAN`]);
-    const runnable = (t: PlanTemplate | undefined) => t !== undefined && (facts.commutative || !t.commutativeOnly);
     if (!allowed || allowed.includes(pick)) return templateOf(coll, pick)!;
     for (const id of allowed) {
       const t = templateOf(coll, id);

@@ -19,6 +19,8 @@ export interface CollectiveSpec {
   readonly recv?: CollectiveArray;
   readonly op?: OpLike;
   readonly root?: number;
+  /** Run this plan id of the collective rather than the decision tree's pick (refused if it cannot run the call). */
+  readonly plan?: number;
 }
 
 export interface StartOptions {
@@ -118,7 +120,7 @@ export class CollectiveRequest {
   constructor(readonly group: Group, readonly coll: CollType, spec: CollectiveSpec, options: { measurePhases?: boolean } = {}) {
     const n = normalize(coll, spec, group.rank, group.size);
     this.result = n.result;
-    const { template, constant, scratch } = group.planFor(coll, n);
+    const { template, constant, scratch } = group.planFor(coll, n, spec.plan);
     this.plan = template;
     this.instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch }, n.datatype, n.op);
     if (options.measurePhases) this.phaseTimes = [];
