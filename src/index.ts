@@ -43,3 +43,27 @@ export { SEND_PROTOCOLS, OPERATIONS, DEFAULT_COSTS, type SendProtocol, type Oper
 export { resolveProtocolConfig, optionsFromEnv, DEFAULT_BOUNCE, type ProtocolOptions, type ResolvedProtocolConfig } from "./core/proto/config.ts";
 export { defaultCalibrationPath, parseCalibration, saveCalibration, loadCalibratedCosts, CALIBRATION_FORMAT, type Calibration } from "./core/proto/calibration.ts";
 export { formatProtoInfo } from "./core/proto/report.ts";
+// Collectives (UCG): groups of processes, plans per algorithm, the launcher (src/ucg/README.md).
+export {
+  UcgContext,
+  Group,
+  CollectiveRequest,
+  defineOp,
+  detectRte,
+  launch,
+  PREDEFINED_OPS,
+  COLLECTIVES,
+  PLAN_TEMPLATES,
+  type UcgContextOptions,
+  type CollectiveSpec,
+  type StartOptions,
+  type CollectiveResult,
+  type CollectiveArray,
+  type CollType,
+  type DatatypeName,
+  type OpLike,
+  type UserOp,
+  type Rte,
+  type LaunchOptions,
+  type LaunchResult,
+} from "./ucg/index.ts";

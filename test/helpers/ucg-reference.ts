@@ -64,6 +64,22 @@ export function combine(op: string, x: bigint | number, y: bigint | number, dtyp
   throw new Error(`no reference for ${op} on ${dtype}`);
 }
 
+/** x (op) y on Numbers; the caller's typed store wraps the result to the type. */
+function plain(op: string, a: number, b: number): number {
+  switch (op) {
+    case "sum": return a + b;
+    case "prod": return Math.abs(a * b) < 2 ** 53 ? a * b : Number(BigInt.asIntN(32, BigInt(a) * BigInt(b))) // only 32-bit types get here (64-bit ones go through BigInt);
+    case "min": return Math.min(a, b);
+    case "max": return Math.max(a, b);
+    case "band": return a & b;
+    case "bor": return a | b;
+    case "bxor": return a ^ b;
+    case "land": return a !== 0 && b !== 0 ? 1 : 0;
+    case "lor": return a !== 0 || b !== 0 ? 1 : 0;
+  }
+  throw new Error(`no reference for ${op}`);
+}
+
 /** Reads element i of a typed array as the reference's kind of value. */
 export function at(a: CollectiveArray, i: number, dtype: DatatypeName): bigint | number {
   const v = a[i]!;
@@ -146,9 +162,18 @@ function reduceVector(c: Case, size: number, offset: number, n: number): Collect
     }
     return out;
   }
+  // Element by element, rank by rank, each step stored through a 1-element array of the type
+  // (C's wrap-around); BigInt arithmetic for 64-bit types, Numbers (exact: wrapped each step) else.
+  const cell = DATATYPES[c.dtype].create(1) as unknown as { [i: number]: number | bigint };
+  const big = c.dtype.endsWith("64") && INT_BITS[c.dtype] !== undefined;
   for (let i = 0; i < n; i++) {
-    const v = fold(c, size, (r) => [inputs[r]!, offset + i]);
-    (out as unknown as Record<number, unknown>)[i] = out instanceof BigInt64Array || out instanceof BigUint64Array ? BigInt(v) : Number(v);
+    cell[0] = inputs[0]![offset + i]!;
+    for (let r = 1; r < size; r++) {
+      const x: number | bigint = cell[0]!;
+      const y = inputs[r]![offset + i]!;
+      cell[0] = big ? combine(c.op, x, y, c.dtype) : plain(c.op, x as number, y as number);
+    }
+    (out as unknown as { [i: number]: number | bigint })[i] = cell[0]!;
   }
   return out;
 }
