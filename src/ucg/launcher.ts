@@ -24,6 +24,11 @@ export interface LaunchOptions {
   readonly cwd?: string;
   /** argv before the script (default: this runtime's: `node [--import tsx]`, `deno run -A`, `bun`). */
   readonly command?: readonly string[];
+  /** A rank's own argv prefix and environment (e.g. `ip netns exec ns ...` to put ranks on other "hosts"). */
+  readonly rankCommand?: (rank: number, command: readonly string[]) => readonly string[];
+  readonly rankEnv?: (rank: number) => Readonly<Record<string, string | undefined>>;
+  /** The address rank 0 is reached at (default 127.0.0.1); the port is picked free here. */
+  readonly rootHost?: string;
 }
 
 export interface LaunchResult {
@@ -60,7 +65,7 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
   const { n, script } = options;
   if (!Number.isInteger(n) || n < 1 || n > 4096) throw new UcxError("UCX_TS_INVALID_ARGUMENT", `-n must be an integer 1..4096, got ${n}`);
   const port = await freePort();
-  const [cmd, ...pre] = options.command ?? runtimeCommand(script);
+  const command = options.command ?? runtimeCommand(script);
   const onLine = options.onLine ?? ((rank, stream, line) => (stream === "stdout" ? process.stdout : process.stderr).write(`[${rank}] ${line}\n`));
   const children: ChildProcess[] = [];
   const ranks: { code: number | null; signal: NodeJS.Signals | null }[] = [];
@@ -78,12 +83,14 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
     const env: Record<string, string | undefined> = {
       ...process.env,
       ...options.env,
+      ...options.rankEnv?.(rank),
       UCX_TS_RANK: String(rank),
       UCX_TS_SIZE: String(n),
-      UCX_TS_ROOT_ADDR: `127.0.0.1:${port}`,
+      UCX_TS_ROOT_ADDR: `${options.rootHost ?? "127.0.0.1"}:${port}`,
       UCX_TS_LOCAL_RANK: String(rank),
     };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+    const [cmd, ...pre] = options.rankCommand?.(rank, command) ?? command;
     const child = spawn(cmd!, [...pre, script, ...(options.args ?? [])], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     for (const stream of ["stdout", "stderr"] as const) {

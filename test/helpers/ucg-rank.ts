@@ -190,6 +190,30 @@ try {
   // One launch covers several member counts: the world, and subgroups of 5, 4, 3, 2 and 1 of
   // its members (odd ranks first, descending: group ranks are not world ranks) for the others.
   const sizes = [world.size, ...(mode === "full" ? [] : [5, 4, 3, 2, 1].filter((s) => s < world.size))];
+  if (mode === "multinode") {
+    // Ranks on two "hosts" (network namespaces, multinode.test.ts): the topology sees both, no
+    // link between them is shared memory, and collectives across them give the reference.
+    if (ctx.topology.hostCount !== 2 || world.nodeLeaders.length !== 2) fail(`expected 2 hosts, topology has ${ctx.topology.hostCount} (${ctx.topology.hosts.join(", ")})`);
+    for (let r = 0; r < world.size; r++) {
+      if (r === world.rank) continue;
+      const lanes = await ctx.channel.endpointTo(r).transports();
+      console.log(`UCG_TRANSPORTS ${r} ${lanes.join(",")}`);
+      if (lanes.length === 0 || lanes.some((l) => !l.startsWith("tcp/"))) fail(`link to rank ${r} uses ${lanes.join(", ")}: expected tcp only`);
+    }
+    const n = world.size;
+    for (const c of [
+      { coll: "allreduce", dtype: "float64", op: "sum", count: 1, root: 0, seed },
+      { coll: "allreduce", dtype: "float64", op: "sum", count: 1 << 17, root: 0, seed },
+      { coll: "bcast", dtype: "uint8", op: "sum", count: 1 << 20, root: 1, seed },
+      { coll: "alltoall", dtype: "int32", op: "sum", count: 1000, root: 0, seed },
+      { coll: "allgather", dtype: "int64", op: "sum", count: 100, root: 0, seed },
+      { coll: "reduce", dtype: "int32", op: "affine", count: 10, root: n - 1, seed },
+      { coll: "barrier", dtype: "uint8", op: "sum", count: 0, root: 0, seed },
+    ] satisfies Case[]) await runCase(world, c);
+    await ctx.close();
+    console.log(`UCG_OK ${checks}`);
+    process.exit(0);
+  }
   const timing = process.env.UCX_TS_UCG_TIMING === "1";
   let t = performance.now();
   const lap = (what: string) => {
