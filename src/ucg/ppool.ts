@@ -22,6 +22,7 @@ import { knScatterPlan } from "./plans/knomial/kn_scatter_plan.ts";
 import { knBarrierPlan } from "./plans/knomial/kn_barrier_plan.ts";
 import { KNOMIAL_CONFIG } from "./plans/knomial/knomial.ts";
 import { ringAllreducePlan } from "./plans/ring/ring_allreduce_plan.ts";
+import { sraAllreducePlan } from "./plans/sra/sra_allreduce_plan.ts";
 import { ringAllgatherPlan } from "./plans/ring/ring_allgather_plan.ts";
 import { ringReduceScatterPlan } from "./plans/ring/ring_reduce_scatter_plan.ts";
 import { pairwiseAlltoallPlan } from "./plans/pairwise/pairwise_alltoall_plan.ts";
@@ -32,7 +33,7 @@ export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
   knBcastPlan,
   knReducePlan,
-  rdAllreducePlan, ringAllreducePlan,
+  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
   knGatherPlan,
   knScatterPlan,
@@ -82,7 +83,12 @@ export const DECISION_TREES: Readonly<Record<CollType, DecisionTree>> = {
   reduce: leaf(0),
   allreduce: ask(
     { kind: "commutative" },
-    ask({ kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" }, leaf(0), ask({ kind: "count_at_least_members" }, leaf(1), leaf(0))),
+    ask(
+      { kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" },
+      leaf(0),
+      // Large: the ring's n - 1 steps against SRA's 2 log2 n; SRA when no fold is needed.
+      ask({ kind: "count_at_least_members" }, ask({ kind: "members_power_of_two" }, ask({ kind: "members_at_most", value: 2 }, leaf(1), leaf(2)), leaf(1)), leaf(0)),
+    ),
     leaf(0),
   ),
   allgather: ask({ kind: "bytes_at_most", threshold: "ALLGATHER_RING_BYTES" }, leaf(0), leaf(1)),

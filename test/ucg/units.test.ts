@@ -71,7 +71,9 @@ test("decision trees: member-count questions are settled per group; the pick fol
   const pool = new PlanPool(configRegistry().resolve({}));
   const pick = (coll: "allreduce" | "alltoall" | "reduce_scatter", size: number, bytes: number, commutative = true) => pool.select(coll, size, { commutative, bytes, count: bytes / 8 }).name;
   assert.is(pick("allreduce", 4, 8), "recursive_doubling/rd_allreduce");
-  assert.is(pick("allreduce", 4, 1 << 20), "ring/ring_allreduce");
+  assert.is(pick("allreduce", 4, 1 << 20), "sra/sra_allreduce");
+  assert.is(pick("allreduce", 5, 1 << 20), "ring/ring_allreduce");
+  assert.is(pick("allreduce", 2, 1 << 20), "ring/ring_allreduce");
   assert.is(pick("allreduce", 4, 1 << 20, false), "recursive_doubling/rd_allreduce");
   assert.is(pick("alltoall", 8, 8), "bruck/bruck_alltoall");
   assert.is(pick("alltoall", 8, 4096), "pairwise/pairwise_alltoall");
