@@ -16,6 +16,8 @@ import { rdBarrierPlan } from "./plans/recursive_doubling/rd_barrier_plan.ts";
 import { rdAllgatherPlan } from "./plans/recursive_doubling/rd_allgather_plan.ts";
 import { rdReduceScatterPlan } from "./plans/recursive_doubling/rd_reduce_scatter_plan.ts";
 import { knBcastPlan } from "./plans/knomial/kn_bcast_plan.ts";
+import { dbtBcastPlan } from "./plans/dbt/dbt_bcast_plan.ts";
+import { DBT_CONFIG } from "./plans/dbt/dbt.ts";
 import { knReducePlan } from "./plans/knomial/kn_reduce_plan.ts";
 import { knGatherPlan } from "./plans/knomial/kn_gather_plan.ts";
 import { knScatterPlan } from "./plans/knomial/kn_scatter_plan.ts";
@@ -31,7 +33,7 @@ import { bruckAlltoallPlan } from "./plans/bruck/bruck_alltoall_plan.ts";
 /** Every built-in template, in registration order (config tables follow the same order). */
 export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
-  knBcastPlan,
+  knBcastPlan, dbtBcastPlan,
   knReducePlan,
   rdAllreducePlan, ringAllreducePlan, sraAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
@@ -48,6 +50,7 @@ export const SELECTION_CONFIG: ConfigTable = {
   fields: {
     ALLREDUCE_RING_BYTES: { default: 32 * 1024, min: 0, doc: "allreduce vectors above this many bytes take the ring (commutative ops)" },
     ALLGATHER_RING_BYTES: { default: 64 * 1024, min: 0, doc: "allgather results above this many bytes take the ring" },
+    BCAST_DBT_BYTES: { default: 256 * 1024, min: 0, doc: "bcast data above this many bytes takes the double binary tree (from 3 members)" },
     ALLTOALL_BRUCK_BYTES: { default: 256, min: 0, doc: "alltoall blocks up to this many bytes take Bruck (from 3 members)" },
   },
 };
@@ -59,7 +62,7 @@ export const PLAN_LIST_CONFIG: ConfigTable = {
   fields: Object.fromEntries(COLLECTIVES.map((c) => [`${c.toUpperCase()}_PLAN`, { default: "", doc: `plan ids ${c} may use, comma-separated (default: all)` }])),
 };
 
-export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG];
+export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG];
 
 // --- the decision tree --------------------------------------------------------------------
 
@@ -79,7 +82,7 @@ const ask = (point: DecisionPoint, yes: DecisionTree, no: DecisionTree): Decisio
 /** The trees, one per collective; leaves are plan ids of that collective. */
 export const DECISION_TREES: Readonly<Record<CollType, DecisionTree>> = {
   barrier: ask({ kind: "members_power_of_two" }, leaf(0), leaf(1)),
-  bcast: leaf(0),
+  bcast: ask({ kind: "members_at_most", value: 2 }, leaf(0), ask({ kind: "bytes_at_most", threshold: "BCAST_DBT_BYTES" }, leaf(0), leaf(1))),
   reduce: leaf(0),
   allreduce: ask(
     { kind: "commutative" },
