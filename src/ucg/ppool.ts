@@ -17,6 +17,7 @@ import { rdAllgatherPlan } from "./plans/recursive_doubling/rd_allgather_plan.ts
 import { rdReduceScatterPlan } from "./plans/recursive_doubling/rd_reduce_scatter_plan.ts";
 import { knBcastPlan } from "./plans/knomial/kn_bcast_plan.ts";
 import { dbtBcastPlan } from "./plans/dbt/dbt_bcast_plan.ts";
+import { dbtReducePlan } from "./plans/dbt/dbt_reduce_plan.ts";
 import { DBT_CONFIG } from "./plans/dbt/dbt.ts";
 import { knReducePlan } from "./plans/knomial/kn_reduce_plan.ts";
 import { knGatherPlan } from "./plans/knomial/kn_gather_plan.ts";
@@ -34,7 +35,7 @@ import { bruckAlltoallPlan } from "./plans/bruck/bruck_alltoall_plan.ts";
 export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
   knBcastPlan, dbtBcastPlan,
-  knReducePlan,
+  knReducePlan, dbtReducePlan,
   rdAllreducePlan, ringAllreducePlan, sraAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
   knGatherPlan,
@@ -51,6 +52,7 @@ export const SELECTION_CONFIG: ConfigTable = {
     ALLREDUCE_RING_BYTES: { default: 32 * 1024, min: 0, doc: "allreduce vectors above this many bytes take the ring (commutative ops)" },
     ALLGATHER_RING_BYTES: { default: 64 * 1024, min: 0, doc: "allgather results above this many bytes take the ring" },
     BCAST_DBT_BYTES: { default: 256 * 1024, min: 0, doc: "bcast data above this many bytes takes the double binary tree (from 3 members)" },
+    REDUCE_DBT_BYTES: { default: 256 * 1024, min: 0, doc: "reduce vectors above this many bytes take the double binary tree (from 3 members, commutative ops)" },
     ALLTOALL_BRUCK_BYTES: { default: 256, min: 0, doc: "alltoall blocks up to this many bytes take Bruck (from 3 members)" },
   },
 };
@@ -83,7 +85,11 @@ const ask = (point: DecisionPoint, yes: DecisionTree, no: DecisionTree): Decisio
 export const DECISION_TREES: Readonly<Record<CollType, DecisionTree>> = {
   barrier: ask({ kind: "members_power_of_two" }, leaf(0), leaf(1)),
   bcast: ask({ kind: "members_at_most", value: 2 }, leaf(0), ask({ kind: "bytes_at_most", threshold: "BCAST_DBT_BYTES" }, leaf(0), leaf(1))),
-  reduce: leaf(0),
+  reduce: ask(
+    { kind: "members_at_most", value: 2 },
+    leaf(0),
+    ask({ kind: "commutative" }, ask({ kind: "bytes_at_most", threshold: "REDUCE_DBT_BYTES" }, leaf(0), leaf(1)), leaf(0)),
+  ),
   allreduce: ask(
     { kind: "commutative" },
     ask(
