@@ -38,7 +38,15 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
   if (n === undefined || !Number.isInteger(n) || n < 1) throw new UsageError("run: -n N (a number of processes, 1 or more) is required");
   if (!script) throw new UsageError("run: which script?");
   if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError("run: --timeout takes a number of seconds");
-  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs });
+  // Ctrl-C or a kill of ucx-ts run stops the ranks too, instead of leaving them orphaned.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs, signal: stop.signal }).finally(() => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  });
   if (result.code !== 0) write(`ucx-ts run: rank ${result.failedRank} failed (status ${result.code}); the other ranks were stopped`);
   return result.code;
 }

@@ -29,6 +29,8 @@ export interface LaunchOptions {
   readonly rankEnv?: (rank: number) => Readonly<Record<string, string | undefined>>;
   /** The address rank 0 is reached at (default 127.0.0.1); the port is picked free here. */
   readonly rootHost?: string;
+  /** Aborting stops every rank (SIGTERM, then SIGKILL): `ucx-ts run` ties it to its own SIGINT/SIGTERM so no rank outlives it. */
+  readonly signal?: AbortSignal;
 }
 
 export interface LaunchResult {
@@ -123,6 +125,12 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
       }),
     );
   }
+  const onAbort = () => {
+    if (failedRank === undefined) (failedRank = 0), (failCode = 130);
+    killAll();
+  };
+  options.signal?.addEventListener("abort", onAbort);
+  if (options.signal?.aborted) onAbort();
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (options.timeoutMs !== undefined) {
     timer = setTimeout(() => {
@@ -136,5 +144,6 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
   }
   await Promise.all(exits);
   clearTimeout(timer);
+  options.signal?.removeEventListener("abort", onAbort);
   return { code: failedRank === undefined ? 0 : failCode || 1, ranks, failedRank };
 }

@@ -37,7 +37,7 @@ async function ranks(n: number, mode: string, timeoutMs: number): Promise<{ code
 
 for (const n of SIZES) {
   test(`${n} process${n > 1 ? "es" : ""}: ${full ? "every collective x datatype x op x 0 B..8 MiB" : `the seeded sample at ${n} members and subgroups of ${[5, 4, 3, 2, 1].filter((s) => s < n).join(", ")}`} gives the sequential reference's results (seed ${seed})`, async () => {
-    const { code, lines } = await ranks(n, full ? "full" : "sample", full ? 1_800_000 : 150_000);
+    const { code, lines } = await ranks(n, full ? "full" : "sample", full ? 3_600_000 : 150_000);
     const report = lines.map((l, r) => `rank ${r}:\n  ${l.slice(-8).join("\n  ")}`).join("\n");
     assert.is(code, 0, report);
     for (const l of lines) assert.ok(/^UCG_OK [1-9]\d*$/.test(l.at(-1) ?? ""), report);
