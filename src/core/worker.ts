@@ -6,6 +6,8 @@
 import { cpus } from "node:os";
 import { backend, getEnv } from "../ffi/index.ts";
 import { asBytes, type BufferLike } from "./buffers.ts";
+import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
+import { framesToDevice, recvIntoDevice } from "./cuda/transfers.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Engine, EngineOptions, ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
@@ -137,6 +139,11 @@ export interface MultiLimits {
 export interface MultiRecvOptions extends RecvOptions, MultiLimits {
   /** Tag bits that must match (default: all). The batch's later messages use the sender's exact tag. */
   readonly mask?: Tag;
+  /**
+   * Frames the sender marked device memory: `"device"` puts them on the GPU (DeviceBuffers; needs
+   * CUDA here), `"host"` (default) hands them over in host memory, as UCXX's fallback policy does.
+   */
+  readonly deviceFrames?: "host" | "device";
 }
 
 export const DEFAULT_MULTI_LIMITS: Required<MultiLimits> = { maxBytes: 4 * 2 ** 30, maxHeaders: 1000 };
@@ -800,7 +807,8 @@ export class Worker {
    * must match (default: all). Resolves with the sender's tag and the length received; a
    * message larger than `buffer` rejects with UCS_ERR_MESSAGE_TRUNCATED.
    */
-  recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+  recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.tagRecv(buffer, tag, mask, options).promise;
   }
 
@@ -840,7 +848,9 @@ export class Worker {
    * Headers that are malformed or ask for more than the limits reject (UCX_TS_PROTOCOL_ERROR,
    * UCX_TS_LIMIT_EXCEEDED) before anything is allocated.
    */
-  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
+  recvMulti(tag: Tag, options?: MultiRecvOptions & { deviceFrames?: "host" }): Promise<Uint8Array[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions & { deviceFrames: "device" }): Promise<(Uint8Array | DeviceBuffer)[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
     return this.tagRecvMulti(tag, options).promise;
   }
 
@@ -849,7 +859,7 @@ export class Worker {
    * `ifQueued` as in `tagRecv`. The batch's later messages are received with the header's full
    * tag, scope included.
    */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): { id: number; promise: Promise<Uint8Array[]> } {
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): { id: number; promise: Promise<(Uint8Array | DeviceBuffer)[]> } {
     const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
     const [maskLo, maskHi] = scope === undefined ? tagWords(options.mask ?? FULL_MASK, "tag mask") : scopedMaskWords(options.mask ?? FULL_MASK);
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
@@ -862,7 +872,9 @@ export class Worker {
       "recvMulti",
       () => {
         if (!payload?.buffers) throw new UcxError("UCX_TS_CLOSED", "recvMulti: the frames did not come back from the progress engine");
-        return payload.buffers.map((b) => new Uint8Array(b));
+        const frames = payload.buffers.map((b) => new Uint8Array(b));
+        // Frames the sender marked device memory go onto the GPU only for a caller that takes them there.
+        return options.deviceFrames === "device" ? framesToDevice(frames, payload.device) : frames;
       },
       () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
       (id) => (payload = this.engine.takePayload(id)),
