@@ -76,11 +76,14 @@ test("decision trees: member-count questions are settled per group; the pick fol
   assert.is(pick("allreduce", 2, 1 << 20), "ring/ring_allreduce");
   assert.is(pick("allreduce", 4, 1 << 20, false), "recursive_doubling/rd_allreduce");
   assert.is(pick("alltoall", 8, 8), "bruck/bruck_alltoall");
-  const reduce = (size: number, bytes: number, commutative: boolean) => pool.select("reduce", size, { commutative, bytes, count: bytes / 8 }).name;
+  // The double binary trees are opt-in by threshold (ppool.ts says why).
+  assert.is(pool.select("bcast", 3, { commutative: true, bytes: 1 << 20, count: 1 << 20 }).name, "knomial/kn_bcast");
+  const trees = new PlanPool(configRegistry().resolve({}, { UCX_TS_UCG_BCAST_DBT_BYTES: "256KiB", UCX_TS_UCG_REDUCE_DBT_BYTES: "256KiB" }));
+  const reduce = (size: number, bytes: number, commutative: boolean) => trees.select("reduce", size, { commutative, bytes, count: bytes / 8 }).name;
   assert.is(reduce(8, 1 << 20, true), "dbt/dbt_reduce");
   assert.is(reduce(8, 1 << 20, false), "knomial/kn_reduce");
   assert.is(reduce(2, 1 << 20, true), "knomial/kn_reduce");
-  assert.is(pool.select("bcast", 3, { commutative: true, bytes: 1 << 20, count: 1 << 20 }).name, "dbt/dbt_bcast");
+  assert.is(trees.select("bcast", 3, { commutative: true, bytes: 1 << 20, count: 1 << 20 }).name, "dbt/dbt_bcast");
   assert.is(pick("alltoall", 8, 4096), "pairwise/pairwise_alltoall");
   assert.is(pick("reduce_scatter", 3, 64, false), "recursive_doubling/rd_reduce_scatter");
   const forced = new PlanPool(configRegistry().resolve({ UCX_TS_ALLREDUCE_PLAN: "1" }));
