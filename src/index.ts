@@ -85,3 +85,27 @@ export { devicePath, ucxSupportsCuda, GPU_PATH_ENV, type DevicePath } from "./co
 export { CUDART_ENV } from "./core/library.ts";
 export type { Frame } from "./core/cuda/transfers.ts";
 export { type HelloAuthOptions, MIN_SECRET_BYTES } from "./core/hello/auth.ts";
+// Collectives (UCG): groups of processes, plans per algorithm, the launcher (src/ucg/README.md).
+export {
+  UcgContext,
+  Group,
+  CollectiveRequest,
+  defineOp,
+  detectRte,
+  launch,
+  PREDEFINED_OPS,
+  COLLECTIVES,
+  PLAN_TEMPLATES,
+  type UcgContextOptions,
+  type CollectiveSpec,
+  type StartOptions,
+  type CollectiveResult,
+  type CollectiveArray,
+  type CollType,
+  type DatatypeName,
+  type OpLike,
+  type UserOp,
+  type Rte,
+  type LaunchOptions,
+  type LaunchResult,
+} from "./ucg/index.ts";

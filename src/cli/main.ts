@@ -12,6 +12,7 @@ import { runtime, runtimeVersion } from "../ffi/index.ts";
 import { recvCommand, recvHelp, sendCommand, sendHelp } from "./transfer/commands.ts";
 import { perfCommand, perfHelp } from "./perf/command.ts";
 import { calibrateCommand, calibrateHelp, protoInfoCommand, protoInfoHelp } from "./proto/commands.ts";
+import { runCommand, runHelp, ucgInfoCommand, ucgInfoHelp } from "./ucg-commands.ts";
 
 const mainHelp = `Usage: ucx-ts <command> [options]
 
@@ -23,6 +24,8 @@ Commands:
   perf      latency and bandwidth like ucx_perftest (--compare: against it and node:net, --plot)
   proto-info  the protocol selection tables (which send protocol serves which sizes, and why)
   calibrate   measure the send protocols' costs on this machine for the selection tables
+  run       start N processes of a collectives script (ucx-ts run -n 4 script.ts)
+  ucg-info  the collectives' plans, decision trees and the pick for a group and message size
 
 Options:
   --help, -h      help for ucx-ts or for a command (ucx-ts demo --help, ucx-ts help demo)
@@ -46,6 +49,8 @@ const commands: Record<string, { help: string; run: Command }> = {
   perf: { help: perfHelp, run: perfCommand },
   "proto-info": { help: protoInfoHelp, run: protoInfoCommand },
   calibrate: { help: calibrateHelp, run: calibrateCommand },
+  run: { help: runHelp, run: runCommand },
+  "ucg-info": { help: ucgInfoHelp, run: ucgInfoCommand },
 };
 
 export interface CliIo {

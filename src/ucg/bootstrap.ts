@@ -1,0 +1,191 @@
+/**
+ * Bootstrap: every process learns every other's worker address, through rank 0's listener only
+ * (so the same script runs on one host or many: no shared files, no launcher cooperation beyond
+ * the rte's variables).
+ *  1. rank 0 listens on UCX_TS_ROOT_ADDR's port (ucx-ts's hello listener); the others connect to
+ *     it, retrying until it is up, and send their rank, host name and worker address;
+ *  2. rank 0 sends everyone the table of all of them (its length first, then the table);
+ *  3. every process connects to every other by worker address (raw 64-bit tags, error handling
+ *     as configured) and exchanges one empty control message with each, so that every link is
+ *     wired up (and a process that dies later is seen by all: each holds a live connection to it);
+ *  4. the hello endpoints and the listener are closed (in the background).
+ */
+import { hostname } from "node:os";
+import process from "node:process";
+import type { Endpoint } from "../core/endpoint.ts";
+import { UcxError } from "../core/errors.ts";
+import type { Worker } from "../core/worker.ts";
+import { Channel, makeHeader, MAX_GROUP_ID } from "./channel.ts";
+import { CONTROL_COLL_TYPE } from "./coll-type.ts";
+import type { Rte } from "./rte.ts";
+
+const TAG_HELLO = 1;
+const TAG_TABLE_LENGTH = 2;
+const TAG_TABLE = 3;
+/** Largest hello (rank, host, worker address): UCX addresses are a few hundred bytes. */
+const HELLO_CAPACITY = 64 * 1024;
+
+export interface BootstrapResult {
+  readonly addresses: readonly Uint8Array[];
+  readonly hosts: readonly string[];
+}
+
+function encodeHello(rank: number, host: string, address: Uint8Array): Uint8Array {
+  const h = new TextEncoder().encode(host);
+  const out = new Uint8Array(6 + h.length + address.length);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, rank, true);
+  dv.setUint16(4, h.length, true);
+  out.set(h, 6);
+  out.set(address, 6 + h.length);
+  return out;
+}
+
+function decodeHello(bytes: Uint8Array): { rank: number; host: string; address: Uint8Array } {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const hostLength = dv.getUint16(4, true);
+  return { rank: dv.getUint32(0, true), host: new TextDecoder().decode(bytes.subarray(6, 6 + hostLength)), address: bytes.slice(6 + hostLength) };
+}
+
+function encodeTable(hosts: readonly string[], addresses: readonly Uint8Array[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (let r = 0; r < hosts.length; r++) {
+    const h = new TextEncoder().encode(hosts[r]!);
+    const head = new Uint8Array(6);
+    new DataView(head.buffer).setUint16(0, h.length, true);
+    new DataView(head.buffer).setUint32(2, addresses[r]!.length, true);
+    parts.push(head, h, addresses[r]!);
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function decodeTable(bytes: Uint8Array, size: number): BootstrapResult {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const hosts: string[] = [];
+  const addresses: Uint8Array[] = [];
+  let at = 0;
+  for (let r = 0; r < size; r++) {
+    if (at + 6 > bytes.length) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "bootstrap: the address table from rank 0 is truncated");
+    const hl = dv.getUint16(at, true);
+    const al = dv.getUint32(at + 2, true);
+    hosts.push(new TextDecoder().decode(bytes.subarray(at + 6, at + 6 + hl)));
+    addresses.push(bytes.slice(at + 6 + hl, at + 6 + hl + al));
+    at += 6 + hl + al;
+  }
+  return { hosts, addresses };
+}
+
+async function within<T>(p: Promise<T>, deadline: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const left = Math.max(0, deadline - Date.now());
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new UcxError("UCS_ERR_TIMED_OUT", `bootstrap: ${what} did not happen within the bootstrap timeout`, { status: -20 })), left);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function thisHost(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return env.UCX_TS_HOSTNAME || hostname();
+}
+
+/** Runs the bootstrap and fills `channel` with an endpoint to every other process. */
+export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string }): Promise<BootstrapResult> {
+  const own = await worker.address();
+  if (rte.size === 1) return { addresses: [own], hosts: [options.host] };
+  const deadline = Date.now() + options.timeoutMs;
+  const root = rte.root!;
+  let table: BootstrapResult;
+  const helloEndpoints: Endpoint[] = [];
+  let listener: Awaited<ReturnType<Worker["listen"]>> | undefined;
+  try {
+    if (rte.rank === 0) {
+      const accepted: Endpoint[] = [];
+      let wake: (() => void) | undefined;
+      listener = await worker.listen({
+        port: root.port,
+        onConnection: (ep: Endpoint) => {
+          accepted.push(ep);
+          wake?.();
+        },
+      } as Parameters<Worker["listen"]>[0]);
+      const hosts: string[] = new Array(rte.size);
+      const addresses: Uint8Array[] = new Array(rte.size);
+      hosts[0] = options.host;
+      addresses[0] = own;
+      let got = 1;
+      const pending: Promise<void>[] = [];
+      const take = async (ep: Endpoint) => {
+        const buf = new Uint8Array(HELLO_CAPACITY);
+        const { length } = await ep.recv(buf, TAG_HELLO);
+        const h = decodeHello(buf.subarray(0, length));
+        if (h.rank < 1 || h.rank >= rte.size || addresses[h.rank]) throw new UcxError("UCX_TS_PROTOCOL_ERROR", `bootstrap: a process says it is rank ${h.rank} (of ${rte.size}), which is taken or out of range`);
+        hosts[h.rank] = h.host;
+        addresses[h.rank] = h.address;
+        got++;
+      };
+      while (helloEndpoints.length < rte.size - 1) {
+        if (accepted.length === 0) await within(new Promise<void>((r) => (wake = r)), deadline, `${rte.size - 1 - helloEndpoints.length} of ${rte.size - 1} processes connecting to rank 0 (port ${root.port})`);
+        const ep = accepted.shift();
+        if (!ep) continue;
+        helloEndpoints.push(ep);
+        pending.push(take(ep));
+      }
+      await within(Promise.all(pending), deadline, "every process's worker address reaching rank 0");
+      if (got !== rte.size) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "bootstrap: missing worker addresses");
+      table = { hosts, addresses };
+      const bytes = encodeTable(hosts, addresses);
+      const length = new Uint8Array(8);
+      new DataView(length.buffer).setUint32(0, bytes.length, true);
+      await within(Promise.all(helloEndpoints.flatMap((ep) => [ep.send(length, TAG_TABLE_LENGTH), ep.send(bytes, TAG_TABLE)])), deadline, "sending the address table");
+    } else {
+      let ep: Endpoint | undefined;
+      let lastError: unknown;
+      while (!ep) {
+        if (Date.now() > deadline) throw new UcxError("UCS_ERR_TIMED_OUT", `bootstrap: could not reach rank 0 at ${root.host}:${root.port} (${String((lastError as Error)?.message ?? lastError)})`, { status: -20, cause: lastError });
+        try {
+          ep = await worker.connect({ host: root.host, port: root.port });
+        } catch (e) {
+          lastError = e;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      helloEndpoints.push(ep);
+      await within(ep.send(encodeHello(rte.rank, options.host, own), TAG_HELLO), deadline, "sending this process's address to rank 0");
+      const length = new Uint8Array(8);
+      await within(ep.recv(length, TAG_TABLE_LENGTH), deadline, "the address table's length from rank 0");
+      const bytes = new Uint8Array(new DataView(length.buffer).getUint32(0, true));
+      await within(ep.recv(bytes, TAG_TABLE), deadline, "the address table from rank 0");
+      table = decodeTable(bytes, rte.size);
+    }
+    // Every process to every other, by worker address, and one message each way to wire them up.
+    const others = Array.from({ length: rte.size }, (_, r) => r).filter((r) => r !== rte.rank);
+    const eps = await within(Promise.all(others.map((r) => worker.connect(table.addresses[r]!))), deadline, "connecting to every process by worker address");
+    others.forEach((r, i) => channel.addEndpoint(r, eps[i]!));
+    const none = new Uint8Array(0);
+    await within(
+      Promise.all(others.flatMap((r) => [
+        channel.send(r, none, makeHeader(CONTROL_COLL_TYPE, rte.rank, MAX_GROUP_ID)),
+        channel.recv(new Uint8Array(0), makeHeader(CONTROL_COLL_TYPE, r, MAX_GROUP_ID)),
+      ])),
+      deadline,
+      "the first message with every process",
+    );
+    return table;
+  } finally {
+    // Closing the hello endpoints takes a round trip each (~0.1-0.8 s on 2 busy cores): done in
+    // the background, the collectives do not wait for it (their endpoints are others).
+    void Promise.all(helloEndpoints.map((ep) => ep.close().catch(() => {}))).then(() => listener?.close().catch(() => {}));
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The collectives context (seed: "context": the resources collectives run with): one UCX worker,
+ * the channel to every process, the plan pool, the configuration, the topology, and the world
+ * group (every process, group id 0). `UcgContext.create()` reads the rte, bootstraps, and
+ * returns when every process can reach every other; it is collective over the world.
+ *
+ * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
+ * pending and parks on UCX's event fd after a short spin, so 8 processes on 2 cores sleep
+ * instead of spinning (thread mode's takeover would keep each application thread spinning on
+ * microtasks while it awaits).
+ */
+import process from "node:process";
+import { UcxError } from "../core/errors.ts";
+import { Worker, type WorkerOptions } from "../core/worker.ts";
+import type { ErrorHandling } from "../core/endpoint.ts";
+import type { ProgressMode } from "../core/engine/engine.ts";
+import { bootstrap, thisHost } from "./bootstrap.ts";
+import { Channel } from "./channel.ts";
+import { ConfigRegistry, type ResolvedConfig } from "./config.ts";
+import { Group } from "./group.ts";
+import { PLAN_CONFIG_TABLES, PlanPool } from "./ppool.ts";
+import { detectRte, type Rte } from "./rte.ts";
+import { Topology } from "./topology.ts";
+
+export interface UcgContextOptions {
+  /** Rank, size and root address; default from the environment (rte.ts). */
+  readonly rte?: Rte;
+  /** Default "hybrid" (sleeps when idle). */
+  readonly progressMode?: ProgressMode;
+  /** Default "peer": a process that dies makes the others' collectives reject. "none" allows shared memory but never notices a death (use timeouts). */
+  readonly errorHandling?: ErrorHandling;
+  /** Collectives configuration by full variable name (`{ UCX_TS_KN_RADIX: 2, UCX_TS_ALLREDUCE_PLAN: "1" }`), over the environment's. */
+  readonly config?: Readonly<Record<string, string | number>>;
+  /** How long the bootstrap may take (default 30 s, UCX_TS_BOOTSTRAP_TIMEOUT in ms). */
+  readonly bootstrapTimeoutMs?: number;
+  /** More options for the worker (its UCX config, spin budgets). */
+  readonly worker?: Omit<WorkerOptions, "progressMode" | "errorHandling">;
+}
+
+/** Every config table of the collectives (the context's and each algorithm's); duplicates are refused here. */
+export function configRegistry(): ConfigRegistry {
+  const registry = new ConfigRegistry();
+  for (const t of PLAN_CONFIG_TABLES) registry.add(t);
+  return registry;
+}
+
+export class UcgContext {
+  /** The world group: every process, ranks = world ranks. */
+  readonly world: Group;
+  /** @internal Next group id this process has not seen used (group.ts subgroup). */
+  nextGroupId = 1;
+  #closed = false;
+  private readonly groups = new Set<Group>();
+
+  private constructor(
+    readonly rte: Rte,
+    readonly worker: Worker,
+    readonly channel: Channel,
+    readonly topology: Topology,
+    readonly config: ResolvedConfig,
+    readonly ppool: PlanPool,
+  ) {
+    this.world = this.addGroup(0, Array.from({ length: rte.size }, (_, r) => r));
+    channel.onMemberFailure = (handle, error) => {
+      if (this.#closed) return;
+      const failure = new UcxError(error.code, `process ${handle} failed: ${error.message}`, { status: error.status, statusText: error.statusText, cause: error });
+      for (const g of this.groups) if (g.members.includes(handle)) g.fail(failure);
+    };
+  }
+
+  static async create(options: UcgContextOptions = {}): Promise<UcgContext> {
+    const rte = options.rte ?? detectRte(process.env);
+    const config = configRegistry().resolve(process.env, options.config ?? {});
+    const ppool = new PlanPool(config);
+    const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
+    const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
+    const channel = new Channel(worker, rte.rank);
+    try {
+      const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
+      return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
+    } catch (e) {
+      await channel.close().catch(() => {});
+      await worker.close().catch(() => {});
+      throw e;
+    }
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** @internal */
+  addGroup(id: number, members: readonly number[]): Group {
+    const g = new Group(this, id, members);
+    this.groups.add(g);
+    return g;
+  }
+
+  /**
+   * Collective over the world: a barrier (so nobody closes a link another still needs; bounded
+   * by `timeoutMs`, default 10 s), then the endpoints and the worker. A process that died makes
+   * the barrier reject, and close goes on regardless.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.#closed) return;
+    if (!this.world.broken) await this.world.barrier({ timeoutMs: options.timeoutMs ?? 10_000 }).catch(() => {});
+    this.#closed = true;
+    await this.channel.close();
+    await this.worker.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * A group (seed: "group", MPI's communicator): an ordered list of members. A member has a
+ * *handle*, its world rank, the same in every group (the seed's "mh": links are per process and
+ * shared by all groups), and a *rank*, its index in this group's list, which is all the plans
+ * see. Every member runs the group's collectives in the same order; the group runs them one
+ * after another (channel.ts explains why that keeps messages from crossing). Two groups run at
+ * the same time freely: their group ids keep their messages apart.
+ * A failed collective (a member died, a timeout) leaves the members out of step, so it breaks
+ * the group: its queued and later requests reject with the same error.
+ */
+import { UcxError } from "../core/errors.ts";
+import { COLL_TYPES, type CollType } from "./coll-type.ts";
+import { makeHeader } from "./channel.ts";
+import type { CollectiveArray } from "./datatype.ts";
+import type { Transport } from "./instance.ts";
+import type { OpLike } from "./op.ts";
+import type { CallFacts, DecisionTree } from "./ppool.ts";
+import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
+import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type StartOptions } from "./request.ts";
+import type { UcgContext } from "./context.ts";
+
+type Normalized = ReturnType<typeof normalize>;
+
+export class Group {
+  readonly rank: number;
+  readonly size: number;
+  /** The decision trees with the member-count questions answered (seed: prune per group). */
+  readonly trees: Readonly<Record<CollType, DecisionTree>>;
+  /** Plans built and plans reused from the cache (a second identical call builds nothing). */
+  readonly planStats = { built: 0, reused: 0 };
+  /** Members on the same host as this one, and each host's first member (group ranks; topology.ts). */
+  readonly localRanks: readonly number[];
+  readonly nodeLeaders: readonly number[];
+  private readonly constants = new Map<string, { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray }>();
+  private tail: Promise<unknown> = Promise.resolve();
+  private brokenBy: UcxError | undefined;
+  private readonly running = new Set<AbortController>();
+  private readonly sendHeaders = new Map<number, bigint>();
+  private readonly recvHeaders = new Map<number, bigint[]>();
+
+  constructor(readonly context: UcgContext, readonly id: number, readonly members: readonly number[]) {
+    this.rank = members.indexOf(context.rte.rank);
+    this.size = members.length;
+    this.trees = context.ppool.treesFor(this.size);
+    const topo = context.topology;
+    this.localRanks = members.flatMap((h, r) => (topo.sameHost(h, context.rte.rank) ? [r] : []));
+    this.nodeLeaders = members.flatMap((h, r) => (members.findIndex((g) => topo.sameHost(g, h)) === r ? [r] : []));
+  }
+
+  /** The member handle (world rank) of a group rank. */
+  handleOf(rank: number): number {
+    return this.members[rank]!;
+  }
+
+  get broken(): UcxError | undefined {
+    return this.brokenBy;
+  }
+
+  // --- the collectives (non-blocking: each returns a Promise) ------------------------------
+
+  barrier(options?: StartOptions): Promise<void> {
+    return this.run("barrier", {}, options).then(() => undefined);
+  }
+  /** The root's `data` into every member's `data` (in place). */
+  bcast<T extends CollectiveArray>(data: T, root = 0, options?: StartOptions): Promise<T> {
+    return this.run("bcast", { recv: data, root }, options) as Promise<T>;
+  }
+  /** The op over every member's `send`, at the root (undefined elsewhere). */
+  reduce<T extends CollectiveArray>(send: T, op: OpLike = "sum", root = 0, options?: StartOptions & { recv?: T }): Promise<T | undefined> {
+    return this.run("reduce", { send, op, root, recv: options?.recv }, options) as Promise<T | undefined>;
+  }
+  allreduce<T extends CollectiveArray>(send: T, op: OpLike = "sum", options?: StartOptions & { recv?: T }): Promise<T> {
+    return this.run("allreduce", { send, op, recv: options?.recv }, options) as Promise<T>;
+  }
+  /** Every member's `send`, in rank order, at every member (size x send.length elements). */
+  allgather<T extends CollectiveArray>(send: T, options?: StartOptions & { recv?: T }): Promise<T> {
+    return this.run("allgather", { send, recv: options?.recv }, options) as Promise<T>;
+  }
+  gather<T extends CollectiveArray>(send: T, root = 0, options?: StartOptions & { recv?: T }): Promise<T | undefined> {
+    return this.run("gather", { send, root, recv: options?.recv }, options) as Promise<T | undefined>;
+  }
+  /** Block r of the root's `send` (size x recv.length elements; ignored elsewhere) into member r's `recv`. */
+  scatter<T extends CollectiveArray>(send: T | undefined, recv: T, root = 0, options?: StartOptions): Promise<T> {
+    return this.run("scatter", { send, recv, root }, options) as Promise<T>;
+  }
+  /** Block j of member i's `send` into block i of member j's result. */
+  alltoall<T extends CollectiveArray>(send: T, options?: StartOptions & { recv?: T }): Promise<T> {
+    return this.run("alltoall", { send, recv: options?.recv }, options) as Promise<T>;
+  }
+  /** The op over every member's `send` (size equal blocks); member r gets block r. */
+  reduceScatter<T extends CollectiveArray>(send: T, op: OpLike = "sum", options?: StartOptions & { recv?: T }): Promise<T> {
+    return this.run("reduce_scatter", { send, op, recv: options?.recv }, options) as Promise<T>;
+  }
+
+  /** A persistent request: plan chosen and bound once, `start()` as often as wanted. */
+  init(coll: CollType, spec: CollectiveSpec = {}, options: { measurePhases?: boolean } = {}): CollectiveRequest {
+    this.assertUsable();
+    return new CollectiveRequest(this, coll, spec, options);
+  }
+
+  private run(coll: CollType, spec: CollectiveSpec, options?: StartOptions): Promise<CollectiveResult> {
+    try {
+      return this.init(coll, spec).start(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * A subgroup of the members at `ranks` (in that order), with a group id of its own. Collective
+   * over this group: every member calls it with the same ranks (members left out get undefined).
+   * The id is the largest next-free id among the members (an allreduce), so it is new to all of them.
+   */
+  async subgroup(ranks: readonly number[]): Promise<Group | undefined> {
+    if (!Array.isArray(ranks) || ranks.length === 0 || new Set(ranks).size !== ranks.length || ranks.some((r) => !Number.isInteger(r) || r < 0 || r >= this.size)) {
+      throw new UcxError("UCX_TS_INVALID_ARGUMENT", `subgroup ranks must be distinct ranks 0..${this.size - 1}, got ${JSON.stringify(ranks)}`);
+    }
+    const next = await this.allreduce(new Uint32Array([this.context.nextGroupId]), "max");
+    const id = next[0]!;
+    this.context.nextGroupId = id + 1;
+    if (!ranks.includes(this.rank)) return undefined;
+    return this.context.addGroup(id, ranks.map((r) => this.handleOf(r)));
+  }
+
+  // --- plans and execution ---------------------------------------------------------------
+
+  /** @internal The plan for a call: selected by the tree, its constant part built once per arguments. */
+  planFor(coll: CollType, n: Normalized, plan?: number): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray } {
+    const commutative = n.op?.commutative ?? true;
+    const facts: CallFacts = { commutative, bytes: n.bytes, count: n.count };
+    const template = this.context.ppool.select(coll, this.size, facts, plan);
+    const key = `${coll}/${template.id}/${n.datatype.name}/${n.count}/${n.root}/${commutative}`;
+    let hit = this.constants.get(key);
+    if (hit) {
+      this.planStats.reused++;
+      return hit;
+    }
+    const constant = template.build(
+      { rank: this.rank, size: this.size, count: n.count, root: n.root, commutative, elementSize: n.datatype.size },
+      this.context.ppool.tunables(template),
+    );
+    hit = { template, constant, scratch: n.datatype.create(constant.scratchCount) };
+    this.constants.set(key, hit);
+    this.planStats.built++;
+    return hit;
+  }
+
+  /** @internal Runs `body` after every request started before it; a failure breaks the group. */
+  enqueue(body: (t: Transport, c: AbortController) => Promise<CollectiveResult>, coll: CollType, options: StartOptions): Promise<CollectiveResult> {
+    const transport = this.transportFor(COLL_TYPES[coll]);
+    const run = async (): Promise<CollectiveResult> => {
+      this.assertUsable();
+      const controller = new AbortController();
+      const onAbort = () => controller.abort();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      if (options.timeoutMs !== undefined) {
+        timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
+      }
+      options.signal?.addEventListener("abort", onAbort);
+      this.running.add(controller);
+      try {
+        if (options.signal?.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason });
+        return await body(transport, controller);
+      } catch (e) {
+        const error = this.brokenBy ?? (controller.signal.aborted && options.signal?.aborted
+          ? new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason })
+          : e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", String(e), { cause: e }));
+        this.fail(error);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        this.running.delete(controller);
+      }
+    };
+    const p = this.tail.then(run, run);
+    this.tail = p.catch(() => {});
+    return p;
+  }
+
+  /** @internal Breaks the group: running requests are aborted (their receives cancelled), later ones reject. */
+  fail(error: UcxError): void {
+    this.brokenBy ??= error;
+    for (const c of this.running) c.abort(error);
+  }
+
+  private assertUsable(): void {
+    if (this.brokenBy) throw this.brokenBy;
+    if (this.context.closed) throw new UcxError("UCX_TS_CLOSED", "the collectives context is closed");
+  }
+
+  private transportFor(collType: number): Transport {
+    const channel = this.context.channel;
+    let mine = this.sendHeaders.get(collType);
+    if (mine === undefined) this.sendHeaders.set(collType, (mine = makeHeader(collType, this.rank, this.id)));
+    let theirs = this.recvHeaders.get(collType);
+    if (!theirs) this.recvHeaders.set(collType, (theirs = this.members.map((_, r) => makeHeader(collType, r, this.id))));
+    const header = mine;
+    const from = theirs;
+    return {
+      send: (peer, bytes) => channel.send(this.members[peer]!, bytes, header),
+      recv: (peer, bytes, signal) => channel.recv(bytes, from[peer]!, signal),
+    };
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * `ucx-ts run -n N script`: N processes of the current runtime on this machine, each with
+ * UCX_TS_RANK, UCX_TS_SIZE and UCX_TS_ROOT_ADDR set (rte.ts), their output forwarded line by
+ * line with a "[rank] " prefix. The first rank that fails (non-zero exit or a signal) ends the
+ * others (SIGTERM, then SIGKILL after a grace period), and the launch fails with its status.
+ * For one machine only: across machines use mpirun or srun with UCX_TS_ROOT_ADDR exported.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import process from "node:process";
+import { runtime } from "../ffi/index.ts";
+import { UcxError } from "../core/errors.ts";
+
+export interface LaunchOptions {
+  readonly n: number;
+  readonly script: string;
+  readonly args?: readonly string[];
+  /** Extra environment for every rank (over this process's). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Each output line, prefixed; default: written to this process's stdout/stderr. */
+  readonly onLine?: (rank: number, stream: "stdout" | "stderr", line: string) => void;
+  /** Kill everything after this long (ms); default none. */
+  readonly timeoutMs?: number;
+  readonly cwd?: string;
+  /** argv before the script (default: this runtime's: `node [--import tsx]`, `deno run -A`, `bun`). */
+  readonly command?: readonly string[];
+  /** A rank's own argv prefix and environment (e.g. `ip netns exec ns ...` to put ranks on other "hosts"). */
+  readonly rankCommand?: (rank: number, command: readonly string[]) => readonly string[];
+  readonly rankEnv?: (rank: number) => Readonly<Record<string, string | undefined>>;
+  /** The address rank 0 is reached at (default 127.0.0.1); the port is picked free here. */
+  readonly rootHost?: string;
+  /** Aborting stops every rank (SIGTERM, then SIGKILL): `ucx-ts run` ties it to its own SIGINT/SIGTERM so no rank outlives it. */
+  readonly signal?: AbortSignal;
+}
+
+export interface LaunchResult {
+  /** 0 when every rank exited 0, else the first failure's exit status (128 + signal for a signal). */
+  readonly code: number;
+  /** Each rank's exit status (null: killed by a signal) and signal. */
+  readonly ranks: readonly { code: number | null; signal: NodeJS.Signals | null }[];
+  /** The rank that failed first, if any. */
+  readonly failedRank: number | undefined;
+}
+
+/** argv that runs a script under the runtime running this code. */
+export function runtimeCommand(script: string): string[] {
+  if (runtime === "deno") return [process.execPath, "run", "-A"];
+  if (runtime === "bun") return [process.execPath];
+  // Node 20 runs TypeScript only through a loader: tsx (a dev dependency here).
+  const ts = /\.(ts|mts|cts)$/.test(script) && !process.execArgv.some((a) => a.includes("tsx"));
+  return [process.execPath, ...process.execArgv, ...(ts ? ["--import", "tsx"] : [])];
+}
+
+/** A free TCP port (the OS picks it; it is free when this returns, and rank 0 binds it at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function launch(options: LaunchOptions): Promise<LaunchResult> {
+  const { n, script } = options;
+  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new UcxError("UCX_TS_INVALID_ARGUMENT", `-n must be an integer 1..4096, got ${n}`);
+  const port = await freePort();
+  const command = options.command ?? runtimeCommand(script);
+  const onLine = options.onLine ?? ((rank, stream, line) => (stream === "stdout" ? process.stdout : process.stderr).write(`[${rank}] ${line}\n`));
+  const children: ChildProcess[] = [];
+  const ranks: { code: number | null; signal: NodeJS.Signals | null }[] = [];
+  let failedRank: number | undefined;
+  let failCode = 0;
+  const killAll = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGTERM");
+    const hard = setTimeout(() => {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+    }, 2000);
+    hard.unref?.();
+  };
+  const exits: Promise<void>[] = [];
+  for (let rank = 0; rank < n; rank++) {
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      ...options.env,
+      ...options.rankEnv?.(rank),
+      UCX_TS_RANK: String(rank),
+      UCX_TS_SIZE: String(n),
+      UCX_TS_ROOT_ADDR: `${options.rootHost ?? "127.0.0.1"}:${port}`,
+      UCX_TS_LOCAL_RANK: String(rank),
+    };
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+    const [cmd, ...pre] = options.rankCommand?.(rank, command) ?? command;
+    const child = spawn(cmd!, [...pre, script, ...(options.args ?? [])], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    for (const stream of ["stdout", "stderr"] as const) {
+      let rest = "";
+      child[stream]!.setEncoding("utf8");
+      child[stream]!.on("data", (d: string) => {
+        const lines = (rest + d).split("\n");
+        rest = lines.pop()!;
+        for (const l of lines) onLine(rank, stream, l);
+      });
+      child[stream]!.on("end", () => rest && onLine(rank, stream, rest));
+    }
+    exits.push(
+      new Promise<void>((resolve) => {
+        child.on("error", (e) => {
+          onLine(rank, "stderr", `ucx-ts run: cannot start ${cmd}: ${e.message}`);
+          ranks[rank] = { code: 127, signal: null };
+          if (failedRank === undefined) (failedRank = rank), (failCode = 127), killAll();
+          resolve();
+        });
+        child.on("close", (code, signal) => {
+          ranks[rank] ??= { code, signal };
+          if ((code !== 0 || signal) && failedRank === undefined) {
+            failedRank = rank;
+            failCode = code ?? 128 + (signal ? (({ SIGTERM: 15, SIGKILL: 9, SIGSEGV: 11, SIGABRT: 6, SIGINT: 2 } as Record<string, number>)[signal] ?? 1) : 1);
+            killAll();
+          }
+          resolve();
+        });
+      }),
+    );
+  }
+  const onAbort = () => {
+    if (failedRank === undefined) (failedRank = 0), (failCode = 130);
+    killAll();
+  };
+  options.signal?.addEventListener("abort", onAbort);
+  if (options.signal?.aborted) onAbort();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (options.timeoutMs !== undefined) {
+    timer = setTimeout(() => {
+      if (failedRank === undefined) {
+        failedRank = children.findIndex((c) => c.exitCode === null && c.signalCode === null);
+        failCode = 124;
+        onLine(failedRank, "stderr", `ucx-ts run: timed out after ${options.timeoutMs} ms`);
+      }
+      for (const c of children) c.kill("SIGKILL");
+    }, options.timeoutMs);
+  }
+  await Promise.all(exits);
+  clearTimeout(timer);
+  options.signal?.removeEventListener("abort", onAbort);
+  return { code: failedRank === undefined ? 0 : failCode || 1, ranks, failedRank };
+}

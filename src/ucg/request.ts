@@ -1,0 +1,137 @@
+/**
+ * Collective requests (seed: "request"): creating a request and running it are separate, so a
+ * request can be made once and started many times (persistent). Making one selects the plan
+ * (ppool.ts), takes the group's cached constant part for these arguments (or builds it once) and
+ * binds an instance; `start()` queues it on its group and resolves with the result.
+ * The plan knows nothing of the request (seed: "does a plan need to know the request? No").
+ */
+import { UcxError } from "../core/errors.ts";
+import type { CollType } from "./coll-type.ts";
+import { datatypeOf, type CollectiveArray, type Datatype } from "./datatype.ts";
+import { resolveOp, type OpLike, type ResolvedOp } from "./op.ts";
+import { PlanInstance } from "./instance.ts";
+import type { PlanTemplate } from "./plans/base/plan_base.ts";
+import type { Group } from "./group.ts";
+
+/** A collective's arguments. Roots are ranks in the group (seed: "interface conventions"). */
+export interface CollectiveSpec {
+  readonly send?: CollectiveArray;
+  readonly recv?: CollectiveArray;
+  readonly op?: OpLike;
+  readonly root?: number;
+  /** Run this plan id of the collective rather than the decision tree's pick (refused if it cannot run the call). */
+  readonly plan?: number;
+}
+
+export interface StartOptions {
+  /** Reject with UCS_ERR_TIMED_OUT after this long (the group is then unusable: its members are out of step). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** What a started request resolves with: the result buffer (undefined where a rank gets none: reduce/gather off the root, barrier). */
+export type CollectiveResult = CollectiveArray | undefined;
+
+const EMPTY: Record<string, CollectiveArray> = {};
+function empty(d: Datatype): CollectiveArray {
+  return (EMPTY[d.name] ??= d.create(0));
+}
+
+function invalid(message: string): UcxError {
+  return new UcxError("UCX_TS_INVALID_ARGUMENT", message);
+}
+
+/** The buffers, count and datatype of a call, checked; the plan's "count" is per member's block where the collective has blocks. */
+export function normalize(coll: CollType, spec: CollectiveSpec, rank: number, size: number): {
+  send: CollectiveArray; recv: CollectiveArray; count: number; datatype: Datatype; root: number; result: CollectiveResult; op: ResolvedOp | undefined; bytes: number;
+} {
+  const root = spec.root ?? 0;
+  if (!Number.isInteger(root) || root < 0 || root >= size) throw invalid(`root must be a rank 0..${size - 1}, got ${root}`);
+  const isRoot = rank === root;
+  const need = (a: CollectiveArray | undefined, what: string) => {
+    if (a === undefined) throw invalid(`${coll} needs a ${what} buffer`);
+    return a;
+  };
+  let send: CollectiveArray;
+  let recv: CollectiveArray | undefined;
+  let count: number;
+  let datatype: Datatype;
+  switch (coll) {
+    case "barrier":
+      datatype = datatypeOf(new Uint8Array(0));
+      send = recv = empty(datatype);
+      count = 0;
+      break;
+    case "bcast":
+      recv = need(spec.recv ?? spec.send, "data");
+      datatype = datatypeOf(recv);
+      send = empty(datatype);
+      count = recv.length;
+      break;
+    case "reduce":
+    case "allreduce":
+    case "gather":
+    case "allgather": {
+      send = need(spec.send, "send");
+      datatype = datatypeOf(send, "send");
+      count = send.length;
+      const total = coll === "gather" || coll === "allgather" ? size * count : count;
+      const gets = coll === "allreduce" || coll === "allgather" || isRoot;
+      recv = gets ? (spec.recv ?? datatype.create(total)) : (spec.recv ?? empty(datatype));
+      if (gets && recv.length < total) throw invalid(`${coll}: the receive buffer has ${recv.length} elements, the result ${total}`);
+      break;
+    }
+    case "scatter": {
+      recv = need(spec.recv, "receive");
+      datatype = datatypeOf(recv, "recv");
+      count = recv.length;
+      send = isRoot ? need(spec.send, "send (at the root)") : (spec.send ?? empty(datatype));
+      if (isRoot && send.length < size * count) throw invalid(`scatter: the root's send buffer has ${send.length} elements, ${size} members x ${count} need ${size * count}`);
+      break;
+    }
+    case "alltoall":
+    case "reduce_scatter": {
+      send = need(spec.send, "send");
+      datatype = datatypeOf(send, "send");
+      if (send.length % size !== 0) throw invalid(`${coll}: the send buffer's ${send.length} elements do not split into ${size} equal blocks`);
+      count = send.length / size;
+      const total = coll === "alltoall" ? send.length : count;
+      recv = spec.recv ?? datatype.create(total);
+      if (recv.length < total) throw invalid(`${coll}: the receive buffer has ${recv.length} elements, the result ${total}`);
+      break;
+    }
+  }
+  if (datatypeOf(recv, "recv") !== datatype && recv.length > 0) throw invalid(`${coll}: send and receive buffers must have the same element type (${datatype.name} and ${datatypeOf(recv).name})`);
+  const reduces = coll === "reduce" || coll === "allreduce" || coll === "reduce_scatter";
+  const op = reduces ? resolveOp(spec.op ?? "sum", datatype) : undefined;
+  const result = coll === "barrier" || ((coll === "reduce" || coll === "gather") && !isRoot) ? undefined : recv;
+  const bytes = (coll === "allgather" ? size * count : count) * datatype.size;
+  return { send, recv, count, datatype, root, result, op, bytes };
+}
+
+export class CollectiveRequest {
+  /** The plan this request runs (its template's name and id). */
+  readonly plan: PlanTemplate;
+  private readonly instance: PlanInstance;
+  private readonly result: CollectiveResult;
+  /** Per-step times (ms) of the last start, when `measurePhases` was set. */
+  phaseTimes: number[] | undefined;
+
+  constructor(readonly group: Group, readonly coll: CollType, spec: CollectiveSpec, options: { measurePhases?: boolean } = {}) {
+    const n = normalize(coll, spec, group.rank, group.size);
+    this.result = n.result;
+    const { template, constant, scratch } = group.planFor(coll, n, spec.plan);
+    this.plan = template;
+    this.instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch }, n.datatype, n.op);
+    if (options.measurePhases) this.phaseTimes = [];
+  }
+
+  /** Runs the collective (after the group's earlier requests); resolves with the result buffer. */
+  start(options: StartOptions = {}): Promise<CollectiveResult> {
+    return this.group.enqueue(async (transport, controller) => {
+      if (this.phaseTimes) this.phaseTimes = [];
+      await this.instance.execute(transport, controller, this.phaseTimes);
+      return this.result;
+    }, this.coll, options);
+  }
+}

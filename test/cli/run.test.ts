@@ -1,0 +1,45 @@
+/** `ucx-ts run -n N`: rank variables, "[rank] " output, the first failure stops the others and sets the exit status. */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { runScript } from "../helpers/spawn.ts";
+
+const test = suite("cli/run");
+const CLI = "src/cli/index.ts";
+const PROBE = "test/helpers/ucg-launch-probe.ts";
+
+test("run -n 3 starts three ranks with UCX_TS_RANK/SIZE/ROOT_ADDR and prefixes their output", async () => {
+  const r = await runScript(CLI, ["run", "-n", "3", PROBE, "a", "b"], { timeoutMs: 60_000 });
+  assert.is(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split("\n").sort();
+  assert.is(lines.length, 3, r.stdout);
+  const port = /root=127\.0\.0\.1:(\d+)/.exec(lines[0]!)?.[1];
+  assert.ok(port, r.stdout);
+  for (let i = 0; i < 3; i++) assert.is(lines[i], `[${i}] rank=${i} size=3 root=127.0.0.1:${port} args=a,b`);
+  for (let i = 0; i < 3; i++) assert.ok(r.stderr.includes(`[${i}] to stderr from ${i}`), r.stderr);
+});
+
+test("a failing rank stops the others and its status is run's", async () => {
+  const t0 = Date.now();
+  const r = await runScript(CLI, ["run", "-n", "3", PROBE], { env: { PROBE_FAIL_RANK: "1" }, timeoutMs: 60_000 });
+  assert.is(r.code, 3, r.stderr);
+  assert.ok(r.stdout.includes("rank 1 failed (status 3)"), r.stdout);
+  assert.ok(Date.now() - t0 < 30_000);
+});
+
+test("usage errors exit 2", async () => {
+  assert.is((await runScript(CLI, ["run", PROBE])).code, 2);
+  assert.is((await runScript(CLI, ["run", "-n", "2"])).code, 2);
+});
+
+test("ucg-info prints the trees and the pick for a group and size", async () => {
+  const r = await runScript(CLI, ["ucg-info", "--size", "5", "--bytes", "1MiB", "--coll", "allreduce"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.ok(r.stdout.includes("picks for 5 members, 1048576 bytes, commutative op: 1 ring/ring_allreduce"), r.stdout);
+  const forced = await runScript(CLI, ["ucg-info", "--coll", "allreduce"], { env: { UCX_TS_ALLREDUCE_PLAN: "1" } });
+  assert.ok(forced.stdout.includes("picks for 8 members, 8 bytes, commutative op: 1 ring/ring_allreduce"), forced.stdout);
+  const bad = await runScript(CLI, ["ucg-info"], { env: { UCX_TS_BCAST_PLAN: "9" } });
+  assert.is(bad.code, 1);
+  assert.ok(bad.stderr.includes("UCX_TS_INVALID_ARGUMENT"), bad.stderr);
+});
+
+test.run();

@@ -1,0 +1,11 @@
+// A script for `ucx-ts run` tests: prints its rank variables; with PROBE_FAIL_RANK=r, rank r exits
+// with status 3 after a moment while the others would run forever (the launcher must stop them).
+import process from "node:process";
+const rank = Number(process.env.UCX_TS_RANK);
+console.log(`rank=${process.env.UCX_TS_RANK} size=${process.env.UCX_TS_SIZE} root=${process.env.UCX_TS_ROOT_ADDR} args=${process.argv.slice(2).join(",")}`);
+console.error(`to stderr from ${rank}`);
+const failing = process.env.PROBE_FAIL_RANK;
+if (failing !== undefined) {
+  if (Number(failing) === rank) setTimeout(() => process.exit(3), 300);
+  else setInterval(() => {}, 1000);
+}

@@ -1,0 +1,47 @@
+/**
+ * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes), simulated in one
+ * process (helpers/ucg-simulation.ts), against the sequential reference: roots at 0, the middle
+ * and the last rank, counts 0, 1, below and above the member count, a non-commutative user op
+ * in the plans that take one.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { PLAN_TEMPLATES } from "../../src/ucg/ppool.ts";
+import { simulate } from "../helpers/ucg-simulation.ts";
+import { describeCase, type Case } from "../helpers/ucg-reference.ts";
+
+const test = suite("ucg/plans (simulated members)");
+
+for (const template of PLAN_TEMPLATES) {
+  test(`${template.coll} plan ${template.id} ${template.name}: sizes 1..9 give the reference result`, async () => {
+    const reduces = ["reduce", "allreduce", "reduce_scatter"].includes(template.coll);
+    // Tunables: k-nomial radixes; DBT segments of 4 and 12 bytes (many segments in flight) and 64 KiB (one).
+    const variants: Record<string, number>[] =
+      template.configTable === "knomial" ? [{ RADIX: 2 }, { RADIX: 3 }, { RADIX: 4 }]
+      : template.configTable === "dbt" ? [{ SEGMENT_BYTES: 4 }, { SEGMENT_BYTES: 12 }, { SEGMENT_BYTES: 65536 }]
+      : [{}];
+    let checked = 0;
+    for (let size = 1; size <= 9; size++) {
+      for (const tunables of variants) {
+        for (const root of [...new Set([0, size >> 1, size - 1])]) {
+          if (root !== 0 && !["bcast", "reduce", "gather", "scatter"].includes(template.coll)) continue;
+          for (const count of [0, 1, 2, size + 3, 2 * size + 2]) {
+            const cases: Case[] = [{ coll: template.coll, dtype: "int32", op: "sum", count, root, seed: size * 100 + count }];
+            if (reduces) {
+              cases.push({ coll: template.coll, dtype: "float32", op: "max", count, root, seed: 7 + count });
+              if (!template.commutativeOnly && count % 2 === 0) cases.push({ coll: template.coll, dtype: "int32", op: "affine", count, root, seed: 11 + count });
+            } else if (count > 0) cases.push({ coll: template.coll, dtype: "int64", op: "sum", count, root, seed: 3 });
+            for (const c of cases) {
+              const problem = await simulate(template, c, size, tunables);
+              assert.is(problem, undefined, `${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}: ${problem}`);
+              checked++;
+            }
+          }
+        }
+      }
+    }
+    assert.ok(checked > 20);
+  });
+}
+
+test.run();

@@ -1,0 +1,115 @@
+/** The collectives' parts that need no processes: the channel's header, the rte, config tables, the decision trees, ops and datatypes. */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { makeHeader, parseHeader } from "../../src/ucg/channel.ts";
+import { detectRte } from "../../src/ucg/rte.ts";
+import { ConfigRegistry } from "../../src/ucg/config.ts";
+import { configRegistry } from "../../src/ucg/context.ts";
+import { DECISION_TREES, PlanPool, prune } from "../../src/ucg/ppool.ts";
+import { resolveOp, defineOp } from "../../src/ucg/op.ts";
+import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
+import { UcxError } from "../../src/index.ts";
+
+const test = suite("ucg/units");
+
+const code = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (e) {
+    assert.instance(e, UcxError);
+    return (e as UcxError).code;
+  }
+  return "no error";
+};
+
+test("the channel header is reserved(12) | coll_type(8) | src_rank(24) | group_id(20), as the seed lays it out", () => {
+  assert.is(makeHeader(0x12, 0x345678, 0x9abcd, 0xfed), (0xfedn << 52n) | (0x12n << 44n) | (0x345678n << 20n) | 0x9abcdn);
+  assert.equal(parseHeader(makeHeader(4, 7, 1)), { reserved: 0, collType: 4, srcRank: 7, groupId: 1 });
+  assert.is(makeHeader(0xff, 2 ** 24 - 1, 2 ** 20 - 1, 0xfff), 0xffffffffffffffffn);
+  assert.is(code(() => makeHeader(1, 2 ** 24, 0)), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => makeHeader(1, 0, 2 ** 20)), "UCX_TS_INVALID_ARGUMENT");
+  // A collective's tag keeps bits 48..63 clear: no scoped hello tag (scope >= 1 there) can equal it.
+  assert.is(makeHeader(9, 2 ** 24 - 1, 2 ** 20 - 1) >> 48n, 0n);
+});
+
+test("rte: rank and size from ucx-ts run, Open MPI, PMIx, PMI and Slurm; UCX_TS_ROOT_ADDR required beyond one process", () => {
+  const root = { UCX_TS_ROOT_ADDR: "10.1.2.3:13500" };
+  assert.equal(detectRte({ UCX_TS_RANK: "2", UCX_TS_SIZE: "4", ...root }), { rank: 2, size: 4, root: { host: "10.1.2.3", port: 13500 }, launcher: "ucx-ts" });
+  assert.is(detectRte({ OMPI_COMM_WORLD_RANK: "1", OMPI_COMM_WORLD_SIZE: "3", ...root }).launcher, "openmpi");
+  assert.is(detectRte({ PMIX_RANK: "0", OMPI_COMM_WORLD_SIZE: "2", ...root }).launcher, "pmix");
+  assert.is(detectRte({ PMI_RANK: "1", PMI_SIZE: "2", ...root }).launcher, "pmi");
+  assert.equal(detectRte({ SLURM_PROCID: "5", SLURM_NTASKS: "8", UCX_TS_ROOT_ADDR: "[fe80::1]:99" }).root, { host: "fe80::1", port: 99 });
+  assert.equal(detectRte({}), { rank: 0, size: 1, root: undefined, launcher: "single" });
+  assert.is(code(() => detectRte({ UCX_TS_RANK: "0", UCX_TS_SIZE: "2" })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => detectRte({ UCX_TS_RANK: "2", UCX_TS_SIZE: "2", ...root })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => detectRte({ UCX_TS_RANK: "x", UCX_TS_SIZE: "2", ...root })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => detectRte({ UCX_TS_RANK: "0", UCX_TS_SIZE: "2", UCX_TS_ROOT_ADDR: "nohost" })), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("config tables: duplicate names, prefixes and variables are refused; a variable finds its table by prefix", () => {
+  const r = new ConfigRegistry();
+  r.add({ name: "a", prefix: "UCX_TS_A_", fields: { X: { default: 1, doc: "" } } });
+  assert.is(code(() => r.add({ name: "a", prefix: "UCX_TS_B_", fields: {} })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => r.add({ name: "b", prefix: "UCX_TS_A_", fields: {} })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => r.add({ name: "c", prefix: "UCX_TS_", fields: { A_X: { default: 2, doc: "" } } })), "UCX_TS_INVALID_ARGUMENT");
+  r.add({ name: "d", prefix: "UCX_TS_", fields: { Y: { default: "", doc: "" } } });
+  assert.is(r.find("UCX_TS_A_X")?.table.name, "a");
+  assert.is(r.find("UCX_TS_Y")?.table.name, "d");
+  const resolved = r.resolve({ UCX_TS_A_X: "64KiB" }, { UCX_TS_Y: "0,1" });
+  assert.equal(resolved.table("a"), { X: 65536 });
+  assert.equal(resolved.table("d"), { Y: "0,1" });
+  assert.is(code(() => r.resolve({}, { UCX_TS_NOPE: 1 })), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => r.resolve({ UCX_TS_A_X: "lots" })), "UCX_TS_INVALID_ARGUMENT");
+  // The built-in tables register without a clash.
+  assert.ok(configRegistry().list().length >= 3);
+});
+
+test("decision trees: member-count questions are settled per group; the pick follows commutativity, size and UCX_TS_<COLL>_PLAN", () => {
+  assert.equal(prune(DECISION_TREES.barrier, 8), { plan: 0 });
+  assert.equal(prune(DECISION_TREES.barrier, 5), { plan: 1 });
+  assert.equal(prune(DECISION_TREES.alltoall, 2), { plan: 0 });
+  const pool = new PlanPool(configRegistry().resolve({}));
+  const pick = (coll: "allreduce" | "alltoall" | "reduce_scatter", size: number, bytes: number, commutative = true) => pool.select(coll, size, { commutative, bytes, count: bytes / 8 }).name;
+  assert.is(pick("allreduce", 4, 8), "recursive_doubling/rd_allreduce");
+  assert.is(pick("allreduce", 4, 1 << 20), "sra/sra_allreduce");
+  assert.is(pick("allreduce", 5, 1 << 20), "ring/ring_allreduce");
+  assert.is(pick("allreduce", 2, 1 << 20), "ring/ring_allreduce");
+  assert.is(pick("allreduce", 4, 1 << 20, false), "recursive_doubling/rd_allreduce");
+  assert.is(pick("alltoall", 8, 8), "bruck/bruck_alltoall");
+  // The double binary trees are opt-in by threshold (ppool.ts says why).
+  assert.is(pool.select("bcast", 3, { commutative: true, bytes: 1 << 20, count: 1 << 20 }).name, "knomial/kn_bcast");
+  const trees = new PlanPool(configRegistry().resolve({}, { UCX_TS_UCG_BCAST_DBT_BYTES: "256KiB", UCX_TS_UCG_REDUCE_DBT_BYTES: "256KiB" }));
+  const reduce = (size: number, bytes: number, commutative: boolean) => trees.select("reduce", size, { commutative, bytes, count: bytes / 8 }).name;
+  assert.is(reduce(8, 1 << 20, true), "dbt/dbt_reduce");
+  assert.is(reduce(8, 1 << 20, false), "knomial/kn_reduce");
+  assert.is(reduce(2, 1 << 20, true), "knomial/kn_reduce");
+  assert.is(trees.select("bcast", 3, { commutative: true, bytes: 1 << 20, count: 1 << 20 }).name, "dbt/dbt_bcast");
+  assert.is(pick("alltoall", 8, 4096), "pairwise/pairwise_alltoall");
+  assert.is(pick("reduce_scatter", 3, 64, false), "recursive_doubling/rd_reduce_scatter");
+  const forced = new PlanPool(configRegistry().resolve({ UCX_TS_ALLREDUCE_PLAN: "1" }));
+  assert.is(forced.select("allreduce", 4, { commutative: true, bytes: 8, count: 1 }).name, "ring/ring_allreduce");
+  assert.is(code(() => forced.select("allreduce", 4, { commutative: false, bytes: 8, count: 1 })), "UCX_TS_UNSUPPORTED");
+  assert.is(code(() => new PlanPool(configRegistry().resolve({ UCX_TS_BCAST_PLAN: "7" }))), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("ops and datatypes: every predefined op on every type, C's wrapping, typed errors for what does not exist", () => {
+  const i32 = new Int32Array([2 ** 30, -5]);
+  resolveOp("prod", DATATYPES.int32).combine(i32, new Int32Array([4, 3]), i32);
+  assert.equal(Array.from(i32), [0, -15]); // 2^32 wraps to 0, as int32_t does
+  const u8 = new Uint8Array([250]);
+  resolveOp("sum", DATATYPES.uint8).combine(u8, new Uint8Array([10]), u8);
+  assert.is(u8[0], 4);
+  const big = new BigInt64Array([2n ** 62n]);
+  resolveOp("sum", DATATYPES.int64).combine(big, new BigInt64Array([2n ** 62n]), big);
+  assert.is(big[0], -(2n ** 63n));
+  const land = new BigUint64Array([3n, 0n]);
+  resolveOp("land", DATATYPES.uint64).combine(land, new BigUint64Array([5n, 1n]), land);
+  assert.equal(Array.from(land), [1n, 0n]);
+  assert.is(code(() => resolveOp("bxor", DATATYPES.float64)), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => resolveOp("avg" as never, DATATYPES.float64)), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => datatypeOf([1, 2])), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => datatypeOf(new Uint8ClampedArray(1))), "UCX_TS_INVALID_ARGUMENT");
+  assert.is(code(() => defineOp(() => {}, {} as never)), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test.run();
