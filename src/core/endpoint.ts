@@ -48,7 +48,8 @@ const ATOMIC_OPS: Record<AtomicOp, number> = { add: 0, swap: 1, cswap: 2, and: 3
 import { describeStatus } from "./library.ts";
 import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
 import type { Feature } from "./context.ts";
-import type { MultiRecvOptions, RecvOptions, RecvResult, Worker } from "./worker.ts";
+import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
+import type { EndpointHost } from "./endpoint-host.ts";
 
 export type ErrorHandling = "peer" | "none";
 
@@ -68,7 +69,8 @@ export class Endpoint {
 
   /** @internal Made by `Worker.connect` and by listeners. */
   constructor(
-    readonly worker: Worker,
+    /** The worker that made this endpoint (typed by what the endpoint needs of it: endpoint-host.ts). */
+    readonly worker: EndpointHost,
     readonly id: number,
     readonly errorHandling: ErrorHandling,
     /** The peer's host and port, for endpoints made by host/port or accepted by a listener. */

@@ -20,7 +20,7 @@ import { connectionError, invalidArgument, UcxError } from "./errors.ts";
 import { abortError } from "./abort.ts";
 import { Endpoint, type ErrorHandling } from "./endpoint.ts";
 import { describeStatus } from "./library.ts";
-import { Listener, type ConnectProtocol, type ListenOptions } from "./listener.ts";
+import { Listener, type ConnectProtocol, type ListenerHost, type ListenOptions } from "./listener.ts";
 import { connectWithHello, listenWithHello } from "./hello/connection.ts";
 import { ScopeTable } from "./hello/scopes.ts";
 import { MemoryHandle, packKey, type MemMapOptions } from "./memory.ts";
@@ -40,6 +40,9 @@ import { INLINE_CAPACITY } from "./engine/records.ts";
 import { checkHost, sockaddr } from "./sockaddr.ts";
 import { checkWorkerAddress, wrapWorkerAddress } from "./worker-address.ts";
 import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "./tag.ts";
+import { checkLimits, DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
+import type { EndpointHost } from "./endpoint-host.ts";
+import type { HelloWorker } from "./hello/connection.ts";
 
 const UCS_OK = 0;
 /** How long `close()` waits for sends that resolved early to reach the peer. */
@@ -110,46 +113,7 @@ export interface WorkerOptions {
 
 export type { AmHandler } from "./am/router.ts";
 
-export interface RecvResult {
-  /** The sender's tag (a Number when it fits in 53 bits, else a BigInt). */
-  readonly tag: Tag;
-  /** Bytes received. */
-  readonly length: number;
-}
-
-export interface RecvOptions {
-  /**
-   * Cancels the receive, unless a message completed it first: its Promise rejects with a
-   * `UcxError` named `AbortError`, code UCS_ERR_CANCELED, `cause` the signal's reason (a
-   * `TimeoutError` DOMException for `AbortSignal.timeout()`).
-   */
-  readonly signal?: AbortSignal;
-}
-
-/** What a multi-buffer receive will accept from a peer's headers (see README, "Multi-buffer"). */
-export interface MultiLimits {
-  /** Most bytes, all frames together, one batch may make the receiver allocate (default 4 GiB). */
-  readonly maxBytes?: number;
-  /** Most headers in one batch's chain, 100 frames each (default 1,000: 100,000 frames). */
-  readonly maxHeaders?: number;
-}
-
-export interface MultiRecvOptions extends RecvOptions, MultiLimits {
-  /** Tag bits that must match (default: all). The batch's later messages use the sender's exact tag. */
-  readonly mask?: Tag;
-}
-
-export const DEFAULT_MULTI_LIMITS: Required<MultiLimits> = { maxBytes: 4 * 2 ** 30, maxHeaders: 1000 };
-
-function checkLimits(limits: MultiLimits, base: Required<MultiLimits>): Required<MultiLimits> {
-  const maxBytes = limits.maxBytes ?? base.maxBytes;
-  const maxHeaders = limits.maxHeaders ?? base.maxHeaders;
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw invalidArgument(`maxBytes must be a byte count, got ${maxBytes}`);
-  if (!Number.isInteger(maxHeaders) || maxHeaders < 1 || maxHeaders > 0xffffffff) {
-    throw invalidArgument(`maxHeaders must be an integer from 1 to 2^32-1, got ${maxHeaders}`);
-  }
-  return { maxBytes, maxHeaders };
-}
+export { DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
 
 /** An optional boolean option: absent, or true or false (anything else is a typed error). */
 function checkBoolean(name: string, value: unknown): void {
@@ -177,7 +141,7 @@ function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive
     : { app: 20, thread: 5, hybrid: 100, adaptive: true, learnThread: false };
 }
 
-export class Worker {
+export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   readonly progressMode: ProgressMode;
   readonly errorHandling: ErrorHandling;
   private engine!: Engine;

@@ -24,6 +24,7 @@ import { OutSlots } from "../out-slots.ts";
 import {
   CLOSE_FLAG_FORCE,
   CompletionKind,
+  type Completion,
   BOUNCE_POOL_MEMORY,
   INLINE_OFFSET,
   SEND_FLAG_INLINE,
@@ -75,16 +76,6 @@ export interface ExecutorOptions {
   readonly takeoverState?: SharedArrayBuffer;
 }
 
-/** One completion, as the executor reports it; the mode writes it into the completion ring. */
-export interface Completion {
-  kind: CompletionKind;
-  id: number;
-  status: number;
-  value: number;
-  tagLo: number;
-  tagHi: number;
-  aux: number;
-}
 
 type InflightKind = "send" | "tagRecv" | "streamRecv" | "close" | "flush";
 
