@@ -5,7 +5,8 @@
  * operation takes (request-path.ts), progress per mode (progress-driver.ts), endpoints and
  * connecting (endpoint-table.ts), listeners (listener-table.ts), registered memory and rkeys
  * (registered-memory.ts), tag receives (tag-receives.ts), active messages
- * (active-message-hub.ts). This file wires them together and routes completion records.
+ * (active-message-hub.ts), where completion records go (completion-routing.ts), the close
+ * (shutdown.ts). This file wires them together.
  *
  * Endpoints, listeners and the hello see the worker only through the interfaces they declare
  * below it (endpoint-host.ts, listener.ts, hello/connection.ts): no module under it imports this.
@@ -16,10 +17,9 @@ import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { EndpointHost, Submitted } from "./endpoint-host.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
-import { CompletionKind, DONE, Op } from "./engine/records.ts";
-import type { Ring } from "./engine/ring.ts";
+import { Op } from "./engine/records.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
-import { invalidArgument, UcxError, type UcxError as UcxErrorType } from "./errors.ts";
+import { invalidArgument, type UcxError } from "./errors.ts";
 import type { HelloWorker } from "./hello/connection.ts";
 import type { ConnectProtocol, Listener, ListenerHost, ListenOptions } from "./listener.ts";
 import type { MemMapOptions, MemoryHandle } from "./memory.ts";
@@ -33,6 +33,7 @@ import { checkLimits, DEFAULT_MULTI_LIMITS, type MultiRecvOptions, type RecvOpti
 import { FULL_MASK, type Tag } from "./tag.ts";
 import { wrapWorkerAddress } from "./worker-address.ts";
 import { ActiveMessageHub } from "./worker/active-message-hub.ts";
+import { routeCompletion } from "./worker/completion-routing.ts";
 import { makeSendPath, startEngine } from "./worker/engine-start.ts";
 import { EndpointTable } from "./worker/endpoint-table.ts";
 import { ListenerTable } from "./worker/listener-table.ts";
@@ -40,15 +41,12 @@ import { amLimitsFrom, engineOptionsFrom, type WorkerOptions } from "./worker/op
 import { ProgressDriver } from "./worker/progress-driver.ts";
 import { RegisteredMemory } from "./worker/registered-memory.ts";
 import { addressOf, RequestPath } from "./worker/request-path.ts";
+import { shutDown } from "./worker/shutdown.ts";
 import { TagReceives } from "./worker/tag-receives.ts";
 
 export type { WorkerOptions } from "./worker/options.ts";
 export type { AmHandler } from "./am/router.ts";
 export { DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
-
-/** How long `close()` waits for sends that resolved early to reach the peer. */
-const EARLY_SEND_DRAIN_MS = 2000;
-const UCS_ERR_CANCELED = -16;
 
 export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   readonly progressMode: ProgressMode;
@@ -91,7 +89,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     const settled = <T>(p: Promise<T>): Promise<T> => w.settled(p);
     w.#am = new ActiveMessageHub(amLimitsFrom(options), w.#path, settled, () => w.features);
     const engineOptions = engineOptionsFrom(options, w.progressMode);
-    const { engine, selector, pool } = await startEngine(w.progressMode, engineOptions, options.protocols, (ring, word) => w.onCompletion(ring, word));
+    const targets = { path: w.#path, listeners: w.#listeners, endpoints: w.#endpoints, am: w.#am };
+    const { engine, selector, pool } = await startEngine(w.progressMode, engineOptions, options.protocols, (ring, word) => routeCompletion(targets, ring, word));
     w.#path.engine = engine;
     w.#driver.engine = engine;
     w.#receives = new TagReceives(w.#path, settled, multiLimits, (id) => engine.takePayload(id));
@@ -305,48 +304,14 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   close(): Promise<void> {
     if (!this.#closing) {
       this.#path.markClosing();
-      this.#closing = (async () => {
-        // Sends that resolved early are owed to the peer: let them finish (bounded: a dead peer
-        // with error handling "none" may never complete them), then cancel the rest.
-        if (this.sendPath.unfinished > 0) {
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, EARLY_SEND_DRAIN_MS)));
-          await this.settled(Promise.race([this.sendPath.whenDrained(), timeout]));
-          clearTimeout(timer);
-        }
-        await this.#listeners.markAllClosed();
-        for (const ep of this.#endpoints.values()) ep.markClosed();
-        // UCX frees the memory it allocated when the engine stops: no view may reach it after.
-        this.#memory.detachAll();
-        await this.#path.engine.stop();
-        this.#path.markStopped();
-        this.#am.closeAll(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
-        this.#path.requests.abandonAll(UCS_ERR_CANCELED);
-        this.#listeners.clear();
-        this.#endpoints.clear();
-      })();
+      const parts = { path: this.#path, listeners: this.#listeners, endpoints: this.#endpoints, am: this.#am, memory: this.#memory, sendPath: this.sendPath };
+      this.#closing = shutDown(parts, (p) => this.settled(p));
     }
     return this.#closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-
-  // --- completion records: each to the request, listener, endpoint or inbox it names -----------
-
-  private onCompletion(ring: Ring, w: number): void {
-    const u32 = ring.u32;
-    const kind = u32[w + DONE.kind];
-    const id = u32[w + DONE.id]!;
-    const status = ring.i32[w + DONE.status]!;
-    const value = ring.f64[(w >> 1) + DONE.value]!;
-    const tagLo = u32[w + DONE.tagLo]!;
-    const tagHi = u32[w + DONE.tagHi]!;
-    if (kind === CompletionKind.Request) this.#path.complete(id, status, value, tagLo, tagHi);
-    else if (kind === CompletionKind.ConnectionRequest) this.#listeners.get(id)?.onConnectionRequest(value, tagLo, tagHi);
-    else if (kind === CompletionKind.EndpointError) this.#endpoints.get(id)?.fail(status);
-    else if (kind === CompletionKind.AmMessage) this.#am.arrived(id, this.#endpoints.get(id), status, this.#path.engine.takePayload(value), tagLo);
   }
 
   // --- what endpoints, listeners and the hello ask of their worker (EndpointHost, ListenerHost,
@@ -358,7 +323,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     keep: unknown,
     operation: string,
     onOk: (value: number, tagLo: number, tagHi: number) => T,
-    onError?: (status: number, value: number) => UcxErrorType | undefined,
+    onError?: (status: number, value: number) => UcxError | undefined,
   ): Submitted<T> {
     return this.#path.request(s, keep, operation, onOk, onError);
   }
