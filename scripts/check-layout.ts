@@ -60,6 +60,7 @@ const program = `#define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
+#include <uct/api/tl.h> /* uct_iface_t and its ops table, uct_worker_t (uct-ops.ts) */
 #include <ucs/type/status.h>
 
 static void *volatile symbol_refs[] = {

@@ -3,6 +3,7 @@
 # this machine's node binary (xz), dist/, bin/, package.json and koffi, into .device/ (ignored,
 # carried with the device tool's `carry: [".device"]`, about 30 MB of its 64 MiB limit).
 # On the device:   sh .device/run.sh <ucx-ts arguments>
+#                  sh .device/run-gpu.sh          (GPU tests and GPU benchmark, issue 25)
 #   e.g.           sh .device/run.sh perf --mode thread --tests tag_lat,tag_bw --sizes 8,1048576 --compare --error-handling none
 set -eu
 cd "$(dirname "$0")/.."
@@ -26,4 +27,42 @@ cd "$here/pkg"
 exec "$node" bin/ucx-ts.mjs "$@"
 RUN
 chmod +x .device/run.sh
+
+# GPU memory (issue 25): the GPU tests and the GPU benchmark, runnable with the bare node binary.
+# The tests are bundled into plain JavaScript (esbuild, koffi left external), with the progress
+# thread's entry beside them (thread mode loads it by file); the stand-in's C source goes along
+# (compiled there if the device has a C compiler, else its variant skips and says why).
+mkdir -p .device/pkg/test/gpu .device/pkg/test/cuda .device/pkg/bench
+for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts src/core/engine/progress-thread.ts; do
+  out=".device/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = progress-thread.ts ] && echo js || echo mjs)"
+  node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$out" \
+    --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
+done
+cp test/cuda/standin-cudart.c .device/pkg/test/cuda/
+cp bench/run-gpu.mjs bench/gpu-peer.mjs .device/pkg/bench/
+cat > .device/run-gpu.sh <<'RUN'
+#!/bin/sh
+# On the device machine: the GPU tests (stand-in and real libcudart, 1 B .. 1 GiB), then the GPU
+# benchmark against the real libcudart. Results also go to $OUT when it is set.
+#   sh .device/run-gpu.sh            both
+#   sh .device/run-gpu.sh tests      tests only
+#   sh .device/run-gpu.sh bench      benchmark only
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+node="${TMPDIR:-/tmp}/ucx-ts-node"
+[ -x "$node" ] || { xz -dc "$here/node.xz" > "$node.part" && chmod +x "$node.part" && mv "$node.part" "$node"; }
+cd "$here/pkg"
+what="${1:-all}"
+status=0
+nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not found"
+if [ "$what" != bench ]; then
+  UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_FULL=1 "$node" test/gpu/gpu.test.mjs 2>&1 | tee "${OUT:-/tmp}/gpu-tests.log" || status=1
+fi
+if [ "$what" != tests ]; then
+  "$node" bench/run-gpu.mjs ${GPU_BENCH_ARGS:-} 2>&1 | tee "${OUT:-/tmp}/gpu-bench.log" || status=1
+  [ -n "${OUT:-}" ] && cp bench/results/gpu-*.json "$OUT/" 2>/dev/null
+fi
+exit $status
+RUN
+chmod +x .device/run-gpu.sh
 du -sh .device

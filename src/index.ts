@@ -18,6 +18,11 @@ export {
   type MultiRecvOptions,
   type AmHandler,
 } from "./core/worker.ts";
+/**
+ * `Worker` under a name that does not shadow the global `Worker` of Deno, Bun and the DOM
+ * (web workers). The same class; the docs use this name.
+ */
+export { Worker as UcpWorker } from "./core/worker.ts";
 export {
   FRAMES_PER_HEADER,
   HEADER_BYTES,
@@ -43,3 +48,39 @@ export { SEND_PROTOCOLS, OPERATIONS, DEFAULT_COSTS, type SendProtocol, type Oper
 export { resolveProtocolConfig, optionsFromEnv, DEFAULT_BOUNCE, type ProtocolOptions, type ResolvedProtocolConfig } from "./core/proto/config.ts";
 export { defaultCalibrationPath, parseCalibration, saveCalibration, loadCalibratedCosts, CALIBRATION_FORMAT, type Calibration } from "./core/proto/calibration.ts";
 export { formatProtoInfo } from "./core/proto/report.ts";
+// UCT, the transport layer (issue 24): polled on the thread that creates the worker.
+export {
+  UctComponent,
+  UctMemoryDomain,
+  UctWorker,
+  UctInterface,
+  UctEndpoint,
+  UctMemory,
+  UctRemoteKey,
+  UctCompletion,
+  UctAmMessage,
+  UCS_OK,
+  UCS_INPROGRESS,
+  UCS_ERR_NO_RESOURCE,
+  UCT_ATOMIC_OPS,
+  listUctTransports,
+  type UctTransportResource,
+  type UctMemoryDomainAttributes,
+  type UctProgressOptions,
+  type UctInterfaceAddress,
+  type UctIovEntry,
+  type UctAmHandler,
+  type UctHeldMessage,
+  type UctPackSource,
+  type UctSendStatus,
+  type UctAtomicOpName,
+  type UctTransportAttributes,
+  type UctOperationLimits,
+  type UctTransportInfo,
+} from "./core/uct/index.ts";
+// GPU memory (issue 25): device buffers, CUDA availability, and the transfer path in use.
+export { DeviceBuffer, pointerAttributes, type PointerAttributes, type PointerMemory } from "./core/cuda/device-buffer.ts";
+export { cudaAvailability, type CudaAvailability } from "./core/cuda/runtime.ts";
+export { devicePath, ucxSupportsCuda, GPU_PATH_ENV, type DevicePath } from "./core/cuda/path.ts";
+export { CUDART_ENV } from "./core/library.ts";
+export type { Frame } from "./core/cuda/transfers.ts";

@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import { runtimeVersion } from "../ffi/index.ts";
 import { runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
-import { UsageError } from "./info-command.ts";
+import { choiceOption, flag, parseCommandArgs, stringOption, UsageError } from "./args.ts";
 import { selfArgv } from "./self.ts";
 import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
 import {
@@ -98,67 +98,43 @@ export interface PassResult {
   readonly verified: { messages: number; bytes: number };
 }
 
+const DEMO_OPTIONS = {
+  json: { type: "boolean" },
+  mode: { type: "string" },
+  "error-handling": { type: "string" },
+  "max-size": { type: "string" },
+  // The peer process's own options (not in --help).
+  peer: { type: "string" },
+  "tcp-port": { type: "string" },
+  corrupt: { type: "boolean" }, // tests: the peer damages one byte of its first pong
+  sizes: { type: "string" },
+} as const;
+
 function parseOptions(args: readonly string[]): DemoOptions & { peer?: string; tcpPort?: number } {
-  let mode: ProgressMode = "thread";
-  let errorHandling: ErrorHandling | undefined;
+  const p = parseCommandArgs("demo", args, DEMO_OPTIONS);
+  const mode: ProgressMode = choiceOption("demo", p, "mode", ["thread", "polling", "hybrid"] as const) ?? "thread";
+  const errorHandling = choiceOption("demo", p, "error-handling", ["peer", "none"] as const);
   let maxSize = DEFAULT_SIZES[DEFAULT_SIZES.length - 1]!;
-  let sizes: number[] | undefined;
-  let json = false;
-  let peer: string | undefined;
-  let tcpPort: number | undefined;
-  let corrupt = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const eq = a.indexOf("=");
-    const [flag, inline] = a.startsWith("--") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? args[++i];
-      if (v === undefined) throw new UsageError(`demo: ${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case "--json":
-        json = true;
-        break;
-      case "--mode": {
-        const v = value();
-        if (v !== "thread" && v !== "polling" && v !== "hybrid") throw new UsageError(`demo: --mode must be thread, polling or hybrid, got '${v}'`);
-        mode = v;
-        break;
-      }
-      case "--error-handling": {
-        const v = value();
-        if (v !== "peer" && v !== "none") throw new UsageError(`demo: --error-handling must be peer or none, got '${v}'`);
-        errorHandling = v;
-        break;
-      }
-      case "--max-size": {
-        const v = value();
-        maxSize = parseSize(v);
-        if (!Number.isSafeInteger(maxSize) || maxSize < 1 || maxSize > 1024 ** 3) {
-          throw new UsageError(`demo: --max-size must be a size from 1 byte to 1GiB (e.g. 4096, 64KiB, 16M), got '${v}'`);
-        }
-        break;
-      }
-      // The peer process's own options (not in --help).
-      case "--peer":
-        peer = value();
-        break;
-      case "--tcp-port":
-        tcpPort = Number(value());
-        break;
-      case "--corrupt": // tests: the peer damages one byte of its first pong
-        corrupt = true;
-        break;
-      case "--sizes":
-        sizes = value().split(",").map(Number);
-        if (sizes.some((s) => !Number.isSafeInteger(s) || s < 1)) throw new UsageError(`demo: bad --sizes`);
-        break;
-      default:
-        throw new UsageError(`demo: unknown argument '${a}'`);
+  const maxText = stringOption(p, "max-size");
+  if (maxText !== undefined) {
+    maxSize = parseSize(maxText);
+    if (!Number.isSafeInteger(maxSize) || maxSize < 1 || maxSize > 1024 ** 3) {
+      throw new UsageError(`demo: --max-size must be a size from 1 byte to 1GiB (e.g. 4096, 64KiB, 16M), got '${maxText}'`);
     }
   }
-  return { mode, errorHandling, sizes: sizes ?? sizesUpTo(maxSize), json, peer, tcpPort, corrupt };
+  const sizesText = stringOption(p, "sizes");
+  const sizes = sizesText?.split(",").map(Number);
+  if (sizes?.some((s) => !Number.isSafeInteger(s) || s < 1)) throw new UsageError(`demo: bad --sizes`);
+  const tcpPortText = stringOption(p, "tcp-port");
+  return {
+    mode,
+    errorHandling,
+    sizes: sizes ?? sizesUpTo(maxSize),
+    json: flag(p, "json"),
+    peer: stringOption(p, "peer"),
+    tcpPort: tcpPortText === undefined ? undefined : Number(tcpPortText),
+    corrupt: flag(p, "corrupt"),
+  };
 }
 
 export async function demoCommand(args: readonly string[], write: (text: string) => void): Promise<number> {
@@ -287,7 +263,7 @@ async function runPass(o: DemoOptions, errorHandling: ErrorHandling, onRow: (row
     };
   } catch (e) {
     // A peer that died is the news, not the reset connection this process saw because of it.
-    const exit = peer && (await Promise.race([peer.exit, new Promise<undefined>((r) => setTimeout(r, 500))]));
+    const exit = peer && (await Promise.race([peer.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 500))]));
     throw exit && exit !== "status 0" && !(e instanceof VerifyError || e instanceof PeerFailure) ? peer!.failure(exit, e) : e;
   } finally {
     peer?.kill();

@@ -1,12 +1,17 @@
 /** `ucx-ts info [--json]`: what UCX this process would use, and what it can reach. */
+import { flag, parseCommandArgs } from "./args.ts";
 import { collectInfo, formatInfo, probeEndpointTransports } from "../core/info.ts";
+import { listUctTransports } from "../core/uct/index.ts";
+import { formatUctTransports, uctJsonReplacer } from "./uct-info.ts";
 
 export const infoHelp = `Usage: ucx-ts info [--json] [--no-endpoints]
 
 Print the UCX library in use, the JavaScript runtime and FFI backend, the transports and
 devices UCX sees on this host (like \`ucx_info -d\`), the memory types a UCX context supports,
-whether a CUDA runtime is present, and which transports an endpoint to another worker on this
-host gets with error handling "peer" and with "none" (two workers connect over 127.0.0.1).
+whether a CUDA runtime is present, the UCT components, memory domains and transports with
+their attributes (operations and size limits, atomics, connection modes), and which
+transports an endpoint to another worker on this host gets with error handling "peer" and
+with "none" (two workers connect over 127.0.0.1).
 
 Options:
   --json           print the same report as JSON
@@ -18,15 +23,16 @@ Examples:
   UCX_TS_LIBDIR=/opt/ucx/lib npx ucx-ts info`;
 
 export async function infoCommand(args: readonly string[], write: (text: string) => void): Promise<number> {
-  const json = args.includes("--json");
-  const probe = !args.includes("--no-endpoints");
-  const unknown = args.filter((a) => a !== "--json" && a !== "--no-endpoints");
-  if (unknown.length > 0) throw new UsageError(`info: unknown argument '${unknown[0]}'`);
+  const p = parseCommandArgs("info", args, { json: { type: "boolean" }, "no-endpoints": { type: "boolean" } });
+  const json = flag(p, "json");
+  const probe = !flag(p, "no-endpoints");
   const report = collectInfo();
   const endpointTransports = probe ? await probeEndpointTransports() : undefined;
-  if (json) write(JSON.stringify({ ...report, endpointTransports }, null, 2));
+  const uct = listUctTransports();
+  if (json) write(JSON.stringify({ ...report, endpointTransports, uct }, uctJsonReplacer, 2));
   else {
     write(formatInfo(report));
+    write(formatUctTransports(uct));
     if (endpointTransports) {
       write("Endpoint transports to a worker on this host:");
       write(`  error handling peer: ${endpointTransports.peer.join(", ")}`);
@@ -36,7 +42,5 @@ export async function infoCommand(args: readonly string[], write: (text: string)
   return 0;
 }
 
-/** A mistake in how the command was called; exits with status 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+// The other commands import UsageError from here; it lives with the parser now.
+export { UsageError } from "./args.ts";

@@ -12,6 +12,7 @@ import type { SendPath } from "./proto/send-path.ts";
 import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
 import type { Tag } from "./tag.ts";
 import type { BufferLike } from "./buffers.ts";
+import type { DeviceBuffer } from "./cuda/device-buffer.ts";
 
 /** A request as the worker hands it back: its id (for tracking) and its Promise. */
 export interface Submitted<T> {
@@ -43,7 +44,7 @@ export interface EndpointHost extends DrainHost {
   cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce?: boolean, operation?: string): void;
   holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
   tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean): Submitted<RecvResult>;
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<Uint8Array[]>;
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;
   amInbox(endpointId: number): AmInbox;
   amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;
   /** The endpoint is closed: forget it (and release its receive scope). */

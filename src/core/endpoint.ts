@@ -16,6 +16,8 @@ import type { RemoteKey } from "./memory.ts";
 import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.ts";
 import { amSendHeader, type AmSendOptions } from "./am/send-header.ts";
 import type { AmMessage } from "./am/inbox.ts";
+import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
+import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, type Frame } from "./cuda/transfers.ts";
 import { describeStatus } from "./library.ts";
 import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
 import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
@@ -114,8 +116,11 @@ export class Endpoint {
    * the tag is the peer endpoint's: it has 48 bits (a larger one is UCX_TS_INVALID_ARGUMENT) and
    * only the peer's `ep.recv` on this connection takes it; on a raw endpoint it is UCX's 64-bit tag.
    */
-  send(buffer: BufferLike, tag: Tag): Promise<void> {
+  send(buffer: BufferLike | DeviceBuffer, tag: Tag): Promise<void> {
     this.assertUsable();
+    if (isDeviceBuffer(buffer)) {
+      return sendFromDevice(buffer, { host: (bytes) => this.send(bytes, tag), direct: (address, length, keep) => this.sendAt(address, length, tag, keep) });
+    }
     const bytes = asBytes(buffer);
     const [tagLo, tagHi] = this.sendTagWords(tag);
     return this.track(this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this));
@@ -129,9 +134,20 @@ export class Endpoint {
    * made by worker address or with protocol "ucx", UCX's tag matching is worker-wide (any peer's
    * message would match), so this throws UCX_TS_UNSUPPORTED; use `worker.recv` there.
    */
-  recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+  recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
     this.assertReceivable();
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
+  }
+
+  /**
+   * @internal A tag send of memory UCX reads itself (device memory on a UCX with CUDA support):
+   * straight to ucp_tag_send_nbx, never through the send path's JavaScript copies.
+   */
+  sendAt(address: number, length: number, tag: Tag, keep: object): Promise<void> {
+    this.assertUsable();
+    const [tagLo, tagHi] = this.sendTagWords(tag);
+    return this.track(this.worker.request(submission({ op: Op.TagSend, target: this.id, address, length, tagLo, tagHi }), keep, "ucp_tag_send_nbx", () => undefined));
   }
 
   /** The tag words of a send on this endpoint: scoped to the peer's endpoint where there is one. */
@@ -155,12 +171,19 @@ export class Endpoint {
    * messages with `tag`, posted at once. Resolves when every buffer may be reused. The peer
    * receives them with `recvMulti(tag)` (or UCXX's `recv_multi`) without knowing count or sizes.
    */
-  sendMulti(buffers: readonly BufferLike[], tag: Tag): Promise<void> {
+  sendMulti(buffers: readonly Frame[], tag: Tag): Promise<void> {
     this.assertUsable();
     if (!Array.isArray(buffers)) throw invalidArgument("sendMulti needs an array of buffers");
-    const frames = buffers.map((b, i) => asBytes(b, `frame ${i}`));
+    if (buffers.some(isDeviceBuffer)) {
+      return sendMultiWithDevice(buffers, (bytes) => this.send(bytes, tag), (frames, device) => this.sendFrames(frames, device, tag));
+    }
+    return this.sendFrames(buffers.map((b, i) => asBytes(b as BufferLike, `frame ${i}`)), undefined, tag);
+  }
+
+  /** One MultiSend submission: headers (with each frame's device flag) and frames, posted at once. */
+  private sendFrames(frames: Uint8Array[], device: readonly boolean[] | undefined, tag: Tag): Promise<void> {
     const [tagLo, tagHi] = this.sendTagWords(tag);
-    const headers = encodeHeaders(frames.map((f) => ({ size: f.length, device: false })));
+    const headers = encodeHeaders(frames.map((f, i) => ({ size: f.length, device: device?.[i] ?? false })));
     const count = headers.length / HEADER_BYTES + frames.length;
     // The descriptor the executor reads: (address, length) of every message, headers first.
     const descriptor = new Float64Array(2 * count);
@@ -190,7 +213,9 @@ export class Endpoint {
    * endpoint's life: if the endpoint fails, the receive rejects with its error. Like `recv`, only
    * on an endpoint made through the hello; elsewhere use `worker.recvMulti`.
    */
-  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
+  recvMulti(tag: Tag, options?: MultiRecvOptions & { deviceFrames?: "host" }): Promise<Uint8Array[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions & { deviceFrames: "device" }): Promise<(Uint8Array | DeviceBuffer)[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
     this.assertReceivable();
     return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.receiveScope("recvMulti"), this.queuedOnly));
   }
@@ -204,10 +229,18 @@ export class Endpoint {
    * With `amId` it is a plain UCX active message instead: `header` goes as UCX's header, without
    * UCXX's wrapping, to the peer's `onAm(amId)` handler (or, for 0, to its UCXX decoding).
    */
-  amSend(data: BufferLike, options: AmSendOptions = {}): Promise<void> {
+  amSend(data: BufferLike | DeviceBuffer, options: AmSendOptions = {}): Promise<void> {
     this.assertUsable();
-    const bytes = asBytes(data);
-    const { amId, header } = amSendHeader(options);
+    if (isDeviceBuffer(data)) {
+      if (options.amId !== undefined) throw invalidArgument("amSend: device memory goes with UCXX's AM header (its memory type), not with a raw amId");
+      return amSendFromDevice(data, (bytes, memoryType) => this.amSendBytes(bytes, options, memoryType));
+    }
+    return this.amSendBytes(asBytes(data), options, 0);
+  }
+
+  /** The AM send itself; `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
+  private amSendBytes(bytes: Uint8Array, options: AmSendOptions, memoryType: number): Promise<void> {
+    const { amId, header } = amSendHeader(options, memoryType);
     return this.track(
       this.worker.request(
         submission({
@@ -245,13 +278,15 @@ export class Endpoint {
   }
 
   /** Write `buffer` into the peer's memory at `remoteAddress` (inside `rkey`'s region). */
-  put(buffer: BufferLike, remoteAddress: number, rkey: RemoteKey): Promise<void> {
+  put(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
+    if (isDeviceBuffer(buffer)) return sendFromDevice(buffer, { host: (bytes) => this.put(bytes, remoteAddress, rkey) });
     this.assertUsable();
     return this.#rma.rma(Op.Put, "put", buffer, remoteAddress, rkey);
   }
 
   /** Read the peer's memory at `remoteAddress` into `buffer` (its length says how much). */
-  get(buffer: BufferLike, remoteAddress: number, rkey: RemoteKey): Promise<void> {
+  get(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.get(bytes, remoteAddress, rkey), () => buffer.size);
     this.assertUsable();
     return this.#rma.rma(Op.Get, "get", buffer, remoteAddress, rkey);
   }
@@ -273,8 +308,9 @@ export class Endpoint {
    * resolves at once and sends nothing: a stream has no message boundaries, so 0 bytes do not
    * exist on it (and UCX 1.13 aborts the receiving process on a 0-byte stream send).
    */
-  streamSend(buffer: BufferLike): Promise<void> {
+  streamSend(buffer: BufferLike | DeviceBuffer): Promise<void> {
     this.assertUsable();
+    if (isDeviceBuffer(buffer)) return sendFromDevice(buffer, { host: (bytes) => this.streamSend(bytes) });
     const bytes = asBytes(buffer);
     if (bytes.length === 0) return Promise.resolve(); // never to UCX: see above
     return this.track(this.worker.sendPath.send(Op.StreamSend, "stream-send", this.id, bytes, 0, 0, "ucp_stream_send_nbx", this));
@@ -287,8 +323,9 @@ export class Endpoint {
    * the buffer stays UCX's (held by ucx-ts) until data fills it or the endpoint closes, and the
    * stream's next bytes still go to it. Close the endpoint after aborting a stream receive.
    */
-  streamRecv(buffer: BufferLike, options: RecvOptions = {}): Promise<number> {
+  streamRecv(buffer: BufferLike | DeviceBuffer, options: RecvOptions = {}): Promise<number> {
     this.assertReceivable();
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.streamRecv(bytes, options), (n) => n);
     const bytes = asBytes(buffer);
     // UCX drops a failed endpoint's stream data with the endpoint (see README, "Peer failure").
     if (this.#error) return Promise.reject(this.#error);

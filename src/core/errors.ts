@@ -29,6 +29,10 @@ export function statusName(status: number): string {
 export type UcxTsErrorCode =
   | "UCX_TS_LIBRARY_NOT_FOUND"
   | "UCX_TS_CUDA_NOT_FOUND"
+  /** libcudart is there but no GPU is usable (no device, or the driver refused). */
+  | "UCX_TS_CUDA_UNAVAILABLE"
+  /** A CUDA runtime call failed; `statusText` holds its cudaGetErrorString text. */
+  | "UCX_TS_CUDA_ERROR"
   | "UCX_TS_INVALID_ARGUMENT"
   | "UCX_TS_CLOSED"
   /** The peer sent bytes that are not the wire format expected (a malformed multi-buffer header). */

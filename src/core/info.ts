@@ -5,7 +5,7 @@
  */
 import { backend, platform, runtime, runtimeVersion, UCX_CONSTANTS as C } from "../ffi/index.ts";
 import { Context, type MemoryTypeName } from "./context.ts";
-import { check, cudaRuntime, ucx, ucxSettings, type UcxSetting } from "./library.ts";
+import { check, cudaLoadFailure, cudaRuntime, ucx, ucxSettings, type UcxSetting } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 import { listTransportResources, type TransportResource } from "./resources.ts";
 import { ucxVersion, type UcxVersion } from "./version.ts";
@@ -67,7 +67,7 @@ export function collectInfo(): InfoReport {
 
 function cudaInfo(): CudaInfo {
   const cuda = cudaRuntime();
-  if (!cuda) return { available: false, reason: "libcudart not found on the loader path" };
+  if (!cuda) return { available: false, reason: cudaLoadFailure() ?? "libcudart not found on the loader path" };
   const out = new OutSlots(3);
   cuda.cudaRuntimeGetVersion(out.address(0));
   cuda.cudaDriverGetVersion(out.address(1));

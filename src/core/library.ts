@@ -58,7 +58,7 @@ let applied: readonly UcxSetting[] | undefined;
  */
 export function ucxSettings(): readonly UcxSetting[] {
   if (applied) return applied;
-  return Object.entries({ ...UCX_DEFAULTS, ...conditionalDefaults() }).map(([name, [value, why]]): UcxSetting => {
+  return Object.entries({ ...UCX_DEFAULTS, ...conditionalDefaults(), ...programDefaults }).map(([name, [value, why]]): UcxSetting => {
     const user = getEnv(name);
     return user !== undefined ? { name, value: user, source: "user" } : { name, value, source: "ucx-ts default", why };
   });
@@ -73,6 +73,19 @@ function conditionalDefaults(): Record<string, readonly [string, string]> {
   const ours = Object.keys(process.env).filter((k) => k.startsWith("UCX_TS_"));
   if (ours.length === 0) return {};
   return { UCX_WARN_UNUSED_ENV_VARS: ["n", `UCX would warn that ${ours.join(", ")} ${ours.length > 1 ? "are" : "is"} unused (they are ucx-ts's)`] };
+}
+
+/** Defaults a program built on ucx-ts adds before UCX loads (the CLI quiets UCX's warnings). */
+const programDefaults: Record<string, readonly [string, string]> = {};
+
+/**
+ * Adds a default UCX setting, applied when UCX loads unless the user set the variable. For
+ * programs (the CLI), not libraries: it changes every worker in the process. Throws once UCX is
+ * loaded, since libucs reads its global options only then.
+ */
+export function preferUcxDefault(name: string, value: string, why: string): void {
+  if (loaded) throw new UcxError("UCX_TS_UNSUPPORTED", `${name} must be chosen before UCX is loaded`);
+  programDefaults[name] = [value, why];
 }
 
 let loaded: Ucx | undefined;
@@ -109,19 +122,32 @@ export function check(status: number, operation: string): void {
 }
 
 let cuda: CudaRuntime | null | undefined;
+let cudaFailure: string | undefined;
+
+/** Environment variable naming the libcudart file to load (else its sonames on the loader path). */
+export const CUDART_ENV = "UCX_TS_CUDART";
 
 /**
  * libcudart, loaded lazily the first time GPU memory is involved. Returns null when the CUDA
- * runtime is not installed; hosts without CUDA never open it otherwise.
+ * runtime is not installed (`cudaLoadFailure()` says why); hosts without CUDA never open it
+ * otherwise.
  */
 export function cudaRuntime(): CudaRuntime | null {
   if (cuda === undefined) {
+    const path = getEnv(CUDART_ENV) || undefined;
     try {
-      cuda = openCudaRuntime();
+      cuda = openCudaRuntime(path);
     } catch (e) {
       if (!(e instanceof LibraryLoadError)) throw e;
       cuda = null;
+      const where = path ? `${CUDART_ENV}=${path}` : "the loader path";
+      cudaFailure = `libcudart could not be loaded from ${where}: ${e.attempts.map((a) => `${a.path}: ${a.reason}`).join("; ")}`;
     }
   }
   return cuda;
+}
+
+/** Why `cudaRuntime()` returned null. */
+export function cudaLoadFailure(): string | undefined {
+  return cudaFailure;
 }

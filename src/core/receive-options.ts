@@ -32,6 +32,11 @@ export interface MultiLimits {
 export interface MultiRecvOptions extends RecvOptions, MultiLimits {
   /** Tag bits that must match (default: all). The batch's later messages use the sender's exact tag. */
   readonly mask?: Tag;
+  /**
+   * Frames the sender marked device memory: `"device"` puts them on the GPU (DeviceBuffers; needs
+   * CUDA here), `"host"` (default) hands them over in host memory, as UCXX's fallback policy does.
+   */
+  readonly deviceFrames?: "host" | "device";
 }
 
 export const DEFAULT_MULTI_LIMITS: Required<MultiLimits> = { maxBytes: 4 * 2 ** 30, maxHeaders: 1000 };

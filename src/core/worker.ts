@@ -12,6 +12,8 @@
  * below it (endpoint-host.ts, listener.ts, hello/connection.ts): no module under it imports this.
  */
 import type { BufferLike } from "./buffers.ts";
+import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
+import { recvIntoDevice } from "./cuda/transfers.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { EndpointHost, Submitted } from "./endpoint-host.ts";
@@ -234,7 +236,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * must match (default: all). Resolves with the sender's tag and the length received; a
    * message larger than `buffer` rejects with UCS_ERR_MESSAGE_TRUNCATED.
    */
-  recv(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+  recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.#receives.tagRecv(buffer, tag, mask, options).promise;
   }
 
@@ -245,7 +248,9 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * Headers that are malformed or ask for more than the limits reject (UCX_TS_PROTOCOL_ERROR,
    * UCX_TS_LIMIT_EXCEEDED) before anything is allocated.
    */
-  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<Uint8Array[]> {
+  recvMulti(tag: Tag, options?: MultiRecvOptions & { deviceFrames?: "host" }): Promise<Uint8Array[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions & { deviceFrames: "device" }): Promise<(Uint8Array | DeviceBuffer)[]>;
+  recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
     return this.#receives.tagRecvMulti(tag, options).promise;
   }
 
@@ -384,7 +389,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   }
 
   /** @internal An endpoint's multi-buffer receive (worker/tag-receives.ts). */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): Submitted<Uint8Array[]> {
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): Submitted<(Uint8Array | DeviceBuffer)[]> {
     return this.#receives.tagRecvMulti(tag, options, scope, ifQueued);
   }
 

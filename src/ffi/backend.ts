@@ -64,6 +64,12 @@ export interface Backend {
    * kills the process. Hence UCX is only ever progressed by the thread that made the callbacks.
    */
   callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
+  /**
+   * A JavaScript function calling the C function at `address` (a function pointer read from C
+   * memory, such as an entry of UCT's ops table, whose calls are static inlines in uct.h).
+   * Arguments and results follow the same rules as the functions of `open()`.
+   */
+  functionAt(address: Pointer, signature: CallbackDef): NativeFunction;
 }
 
 export interface CallbackDef {

@@ -48,6 +48,8 @@ export interface Ucx extends Functions<typeof symbols> {
   cString(address: Pointer): string | null;
   /** A C function pointer calling `fn` (see `Backend.callback`). */
   callback(signature: CallbackDef, fn: NativeFunction): NativeCallback;
+  /** A callable for the C function pointer at `address` (see `Backend.functionAt`). */
+  functionAt(address: Pointer, signature: CallbackDef): NativeFunction;
 }
 
 export type CudaRuntime = Functions<typeof cudaSymbols> & { readonly path: string };
@@ -141,12 +143,25 @@ export function openUcx(options: OpenOptions = {}): Ucx {
     struct: (name) => new Struct(name),
     structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size)),
     callback: (signature, fn) => b.callback(signature, fn),
+    functionAt: (address, signature) => b.functionAt(address, signature),
     cString: (address) => (address === 0 ? null : decoder.decode(new Uint8Array(b.view(address, strlen(address))))),
   };
 }
 
-/** Open libcudart, if present. Throws `LibraryLoadError` when it is not. */
-export function openCudaRuntime(): CudaRuntime {
-  const opened = openOne(backend(), cudaSymbols, "cudart", undefined);
+/**
+ * Open libcudart, if present: from `path` when given (UCX_TS_CUDART, which is then the only
+ * place looked at), else by its sonames on the loader path. Throws `LibraryLoadError`.
+ */
+export function openCudaRuntime(path?: string): CudaRuntime {
+  const b = backend();
+  if (path) {
+    try {
+      const opened = b.open(path, symbolsOf(cudaSymbols, "cudart"));
+      return { ...(opened.functions as unknown as Functions<typeof cudaSymbols>), path: opened.path };
+    } catch (e) {
+      throw new LibraryLoadError("cudart", [{ path, reason: e instanceof Error ? e.message : String(e) }]);
+    }
+  }
+  const opened = openOne(b, cudaSymbols, "cudart", undefined);
   return { ...(opened.functions as unknown as Functions<typeof cudaSymbols>), path: opened.path };
 }

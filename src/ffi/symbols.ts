@@ -109,6 +109,39 @@ export const symbols = {
   uct_md_query_tl_resources: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "status" },
   uct_release_tl_resource_list: { lib: "uct", args: ["ptr"], result: "void" },
 
+  // --- libucs: the async context a UCT worker needs (UCT's own timers and fd events) ------
+  ucs_async_context_create: { lib: "ucs", args: ["i32", "ptr"], result: "status" },
+  ucs_async_context_destroy: { lib: "ucs", args: ["ptr"], result: "void" },
+  // What `ucs_async_check_miss` (an inline) calls: events UCX's async thread could not handle
+  // while the context was locked by this thread are run here, on it.
+  __ucs_async_poll_missed: { lib: "ucs", args: ["ptr"], result: "void" },
+
+  // --- libuct: memory domains, workers, interfaces, endpoints (src/core/uct) ------------
+  // The data-path calls (am_short, put, atomics, flush, progress...) are static inlines in
+  // uct.h that jump through the interface's ops table: they are in `uct-ops.ts`, not here.
+  uct_md_query: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_md_iface_config_read: { lib: "uct", args: ["ptr", "cstr", "cstr", "cstr", "ptr"], result: "status" },
+  uct_worker_create: { lib: "uct", args: ["ptr", "i32", "ptr"], result: "status" },
+  uct_worker_destroy: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_iface_open: { lib: "uct", args: ["ptr", "ptr", "ptr", "ptr", "ptr"], result: "status" },
+  uct_iface_close: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_iface_query: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_iface_get_device_address: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_iface_get_address: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_iface_is_reachable: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "i32" },
+  uct_iface_set_am_handler: { lib: "uct", args: ["ptr", "u8", "ptr", "ptr", "u32"], result: "status" },
+  uct_iface_mem_alloc: { lib: "uct", args: ["ptr", "usize", "u32", "cstr", "ptr"], result: "status" },
+  uct_iface_mem_free: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_ep_create: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_ep_destroy: { lib: "uct", args: ["ptr"], result: "void" },
+  uct_ep_get_address: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_ep_connect_to_ep: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "status" },
+  uct_md_mem_reg: { lib: "uct", args: ["ptr", "ptr", "usize", "u32", "ptr"], result: "status" },
+  uct_md_mem_dereg: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+  uct_md_mkey_pack: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "status" },
+  uct_rkey_unpack: { lib: "uct", args: ["ptr", "ptr", "ptr"], result: "status" },
+  uct_rkey_release: { lib: "uct", args: ["ptr", "ptr"], result: "status" },
+
   // --- libc: native scratch memory and in-memory FILE streams for UCX's print functions --
   malloc: { lib: "c", args: ["usize"], result: "ptr" },
   calloc: { lib: "c", args: ["usize", "usize"], result: "ptr" },
@@ -143,13 +176,36 @@ export const cudaSymbols = {
   cudaDriverGetVersion: { lib: "cudart", args: ["ptr"], result: "i32" },
   cudaGetDeviceCount: { lib: "cudart", args: ["ptr"], result: "i32" },
   cudaGetErrorString: { lib: "cudart", args: ["i32"], result: "ptr" },
+  cudaSetDevice: { lib: "cudart", args: ["i32"], result: "i32" },
+  cudaGetDevice: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // Device memory, and pinned host memory for staging (the copy engine needs pinned pages to
+  // copy asynchronously).
+  cudaMalloc: { lib: "cudart", args: ["ptr", "usize"], result: "i32" },
+  cudaFree: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaMallocHost: { lib: "cudart", args: ["ptr", "usize"], result: "i32" },
+  cudaFreeHost: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // cudaMemcpy(dst, src, count, enum cudaMemcpyKind) and its async twin with a cudaStream_t.
+  cudaMemcpy: { lib: "cudart", args: ["ptr", "ptr", "usize", "i32"], result: "i32" },
+  cudaMemcpyAsync: { lib: "cudart", args: ["ptr", "ptr", "usize", "i32", "ptr"], result: "i32" },
+  cudaStreamCreate: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaStreamSynchronize: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaStreamDestroy: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // Events tell the application thread a copy finished without blocking it (cudaEventQuery).
+  cudaEventCreate: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventRecord: { lib: "cudart", args: ["ptr", "ptr"], result: "i32" },
+  cudaEventQuery: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventSynchronize: { lib: "cudart", args: ["ptr"], result: "i32" },
+  cudaEventDestroy: { lib: "cudart", args: ["ptr"], result: "i32" },
+  // cudaPointerGetAttributes(struct cudaPointerAttributes *, const void *): see cuda-constants.ts.
+  cudaPointerGetAttributes: { lib: "cudart", args: ["ptr", "ptr"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 export type SymbolTable = Readonly<Record<string, SymbolDef>>;
 
 /**
- * C callback types UCX calls back through. They fire inside `ucp_worker_progress`, on the
- * thread that owns the worker, which is where they are created.
+ * C callback types UCX calls back through. They fire inside `ucp_worker_progress` (UCT's inside
+ * `uct_worker_progress` and the UCT operations), on the thread that owns the worker, which is
+ * where they are created.
  */
 export const callbackTypes = {
   /** `void (*)(ucp_conn_request_h conn_request, void *arg)` */
@@ -162,4 +218,16 @@ export const callbackTypes = {
   ucp_tag_recv_nbx_callback_t: { args: ["ptr", "status", "ptr", "ptr"], result: "void" },
   /** `ucs_status_t (*)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param)` */
   ucp_am_recv_callback_t: { args: ["ptr", "ptr", "usize", "ptr", "usize", "ptr"], result: "status" },
+  /** `ucs_status_t (*)(void *arg, void *data, size_t length, unsigned flags)` (UCT AM handler) */
+  uct_am_callback_t: { args: ["ptr", "ptr", "usize", "u32"], result: "status" },
+  /** `void (*)(uct_completion_t *self)` */
+  uct_completion_callback_t: { args: ["ptr"], result: "void" },
+  /** `ucs_status_t (*)(uct_pending_req_t *self)` */
+  uct_pending_callback_t: { args: ["ptr"], result: "status" },
+  /** `size_t (*)(void *dest, void *arg)` */
+  uct_pack_callback_t: { args: ["ptr", "ptr"], result: "usize" },
+  /** `void (*)(uct_pending_req_t *self, void *arg)` */
+  uct_pending_purge_callback_t: { args: ["ptr", "ptr"], result: "void" },
+  /** `void (*)(void *arg, const void *data, size_t length)` */
+  uct_unpack_callback_t: { args: ["ptr", "ptr", "usize"], result: "void" },
 } as const;

@@ -158,11 +158,57 @@ test("a checksum mismatch is refused: no file, both sides exit 1", async () => {
   assert.equal(readdirSync(out), []);
 });
 
-test("usage errors exit 2 with the command's help", async () => {
+test("recv checks --out before listening: a regular file or an uncreatable folder fails at once, in one line", async () => {
+  const file = join(dir, "a-file");
+  writeFileSync(file, "x");
+  for (const [out, why] of [[file, /cannot use --out .*a-file: not a folder/], [join(file, "sub"), /cannot create --out .*a-file\/sub: ENOTDIR/]] as const) {
+    const r = await runScript(CLI, ["recv", "--port", "0", "--out", out], { timeoutMs: 30_000 });
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, why);
+    assert.not.match(r.stderr, /listening/);
+    assert.is(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+  }
+});
+
+test("send checks its sources before connecting: a missing file is the error, not the connection", async () => {
+  // Port 1 on 127.0.0.1 has no listener: had send connected first, the error would say so.
+  const r = await runScript(CLI, ["send", join(dir, "no-such-file"), "127.0.0.1:1"], { timeoutMs: 30_000 });
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^ucx-ts send: cannot read .*no-such-file: ENOENT\n$/);
+});
+
+test("a side that fails mid-transfer tells the other why: one line each, no UCX warnings", async () => {
+  const src = join(dir, "three-mib.bin");
+  writeFileSync(src, pattern(3 << 20, 9));
+  // The receiver's writes fail after 1.5 MB (a full disk, injected).
+  const out = join(dir, "out-fail-write");
+  const r = await startReceiver(["--out", out], { UCX_TS_TEST_FAIL_AFTER: String(1_500_000) });
+  const s = await runScript(CLI, ["send", src, `127.0.0.1:${r.port}`, "--quiet"], { timeoutMs: 60_000 });
+  const got = await r.done;
+  assert.is(got.code, 1, got.stderr);
+  assert.match(got.stderr, /^ucx-ts recv: cannot receive three-mib\.bin: ENOSPC.*$/m);
+  assert.is(s.code, 1, s.stderr);
+  assert.match(s.stderr, /^ucx-ts send: the receiver failed receiving three-mib\.bin: ENOSPC.*\n$/);
+  for (const text of [got.stderr, s.stderr]) assert.not.match(text, /UCX +(WARN|ERROR)/);
+  assert.equal(readdirSync(out), [], "no partial or final file left");
+
+  // The sender's reads fail after 1.5 MB (a failing source, injected).
+  const out2 = join(dir, "out-fail-read");
+  const r2 = await startReceiver(["--out", out2]);
+  const s2 = await runScript(CLI, ["send", src, `127.0.0.1:${r2.port}`, "--quiet"], { env: { UCX_TS_TEST_FAIL_AFTER: String(1_500_000) }, timeoutMs: 60_000 });
+  const got2 = await r2.done;
+  assert.is(s2.code, 1, s2.stderr);
+  assert.match(s2.stderr, /^ucx-ts send: cannot read three-mib\.bin: EIO.*\n$/);
+  assert.is(got2.code, 1, got2.stderr);
+  assert.match(got2.stderr, /^ucx-ts recv: the sender failed sending three-mib\.bin: cannot read three-mib\.bin: EIO.*$/m);
+  for (const text of [got2.stderr, s2.stderr]) assert.not.match(text, /UCX +(WARN|ERROR)/);
+  assert.equal(readdirSync(out2), []);
+});
+
+test("usage errors exit 2 in one line", async () => {
   const s = await runScript(CLI, ["send", "only-one-arg"]);
   assert.is(s.code, 2);
-  assert.match(s.stderr, /needs at least one SOURCE and HOST:PORT/);
-  assert.match(s.stderr, /Usage: ucx-ts send/);
+  assert.match(s.stderr, /^ucx-ts send: .*needs at least one SOURCE and HOST:PORT.*\(ucx-ts send --help for usage\)\n$/);
   const r = await runScript(CLI, ["recv", "--port", "99999"]);
   assert.is(r.code, 2);
   const h = await runScript(CLI, ["recv", "--help"]);

@@ -168,7 +168,11 @@ for (const mode of MODES) {
       await expectError(6, [handHeader(0, [600, 600])], "UCX_TS_LIMIT_EXCEEDED", /1200 bytes; maxBytes is 1000/, { maxBytes: 1000 });
       // The default limit is finite: a header announcing 1 TiB is refused before any allocation.
       await expectError(7, [handHeader(0, [2 ** 40])], "UCX_TS_LIMIT_EXCEEDED", /maxBytes is 4294967296/);
-      await expectError(8, [handHeader(0, [16], [1])], "UCX_TS_UNSUPPORTED", /device memory/);
+      // A frame the sender marked device memory arrives in host memory unless the receiver asks
+      // for device frames (deviceFrames: "device", test/cuda/gpu.test.ts).
+      const deviceFrame = p.b.recvMulti(8);
+      for (const m of [handHeader(0, [16], [1]), pattern(16, 8)]) await p.run(p.ab.send(m, 8));
+      assert.ok(samePattern((await p.run(deviceFrame))[0]!, 8), "a frame marked device memory, received in host memory");
       await expectError(9, [handHeader(0, [10]), pattern(20, 0)], "UCX_TS_PROTOCOL_ERROR", /frame 0 is 20 bytes; its header said 10/);
       // A frame shorter than announced.
       await expectError(10, [handHeader(0, [10, 3]), pattern(4, 0), pattern(3, 1)], "UCX_TS_PROTOCOL_ERROR", /frame 0 is 4 bytes/);

@@ -25,3 +25,19 @@ export function ucxInfoTransports(text: string): string[] {
 export function hasPerftest(): boolean {
   return !spawnSync("ucx_perftest", ["-h"]).error;
 }
+
+/** Each `ucx_info -d` transport block's lines, by `transport/device`. */
+export function ucxInfoTransportBlocks(text: string): Map<string, string[]> {
+  const blocks = new Map<string, string[]>();
+  let transport = "";
+  let current: string[] | undefined;
+  for (const line of text.split("\n")) {
+    const t = /^#\s+Transport:\s+(\S+)/.exec(line);
+    if (t) transport = t[1]!;
+    const d = /^#\s+Device:\s+(\S+)/.exec(line);
+    if (d) blocks.set(`${transport}/${d[1]}`, (current = []));
+    else if (/^#\s+Memory domain:/.test(line)) current = undefined;
+    else current?.push(line.replace(/^#\s*/, "").trim());
+  }
+  return blocks;
+}

@@ -28,7 +28,7 @@ export function perftestRows(plan: PerfPlan, errorHandlingPeer: boolean): PerfRo
  * fixed 0.3 s, a loaded machine (the Deno suite of a CI run) had the client find no server and a
  * row went missing now and then.
  */
-function runPerftest(args: string[]): RegExpExecArray | null {
+export function runPerftest(args: string[]): RegExpExecArray | null {
   for (let attempt = 1; attempt <= 4; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const server = spawn("ucx_perftest", ["-p", String(port)], { stdio: "ignore" });

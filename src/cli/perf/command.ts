@@ -15,6 +15,7 @@ import { measureNet, perftestRows, serveNet } from "./baselines.ts";
 import { plotSvg } from "./plot.ts";
 import { DEFAULT_SIZES, isLatency, MAX_SIZE, TESTS, type PerfPlan, type PerfRow, type TestName } from "./tests.ts";
 import { measure, serve } from "./ucx-side.ts";
+import { uctPerfCommand, uctPerfHelp } from "./uct-perf.ts";
 
 export const perfHelp = `Usage: ucx-ts perf [HOST:PORT] [options]
        ucx-ts perf --server [--port P] [--host H] [options]
@@ -40,7 +41,9 @@ Options:
 Examples:
   ucx-ts perf --compare --plot perf.svg
   ucx-ts perf --tests tag_lat --sizes 8,1K --mode polling --error-handling none
-  ucx-ts perf --server --port 13350          # then, elsewhere: ucx-ts perf host:13350`;
+  ucx-ts perf --server --port 13350          # then, elsewhere: ucx-ts perf host:13350
+
+${uctPerfHelp}`;
 
 interface PerfOptions {
   server: boolean;
@@ -146,6 +149,7 @@ async function startChild(args: readonly string[]): Promise<{ port: number; exit
 }
 
 export async function perfCommand(args: readonly string[], write: (t: string) => void): Promise<number> {
+  if (args.includes("--layer")) return uctPerfCommand(args, write); // UCT level: its own module
   const o = parseOptions(args);
   if (o.netServer) {
     await serveNet((port) => process.stdout.write(JSON.stringify({ port }) + "\n"));

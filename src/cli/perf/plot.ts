@@ -1,90 +1,100 @@
 /**
- * The SVG `ucx-ts perf --plot` draws: latency (left) and bandwidth (right) against message
- * size, log scales on both axes, one line per system and test, each labelled at its last point
- * (no legend to hunt through). Plain SVG 1.1, no script, no external resources.
+ * The SVG `ucx-ts perf --plot` draws: one small panel per test (tag_lat, tag_bw, stream_bw,
+ * am_bw, put_bw: whichever ran), each against message size on log scales, one line per system
+ * in that system's colour, and one legend of systems at the top. A panel holds only lines of
+ * the same unit and meaning, so no line has to be told apart by its dash pattern.
+ * Plain SVG 1.1, no script, no external resources.
  */
-import { isLatency, type PerfRow } from "./tests.ts";
+import { isLatency, TESTS, type PerfRow, type TestName } from "./tests.ts";
 
 const COLORS = ["#1b6ac9", "#d1495b", "#2a9d8f", "#e9a23b", "#6a4c93", "#5c677d", "#00798c", "#8f2d56"];
-/** One dash pattern per test, one colour per system: a line says both at a glance. */
-const DASHES = ["", "6 3", "2 3", "8 3 2 3", "1 2"];
-const testIndex = (series: string) => ["tag_lat", "tag_bw", "stream_bw", "am_bw", "put_bw"].indexOf(series.split(" ")[1] ?? "");
-const W = 460;
-const H = 340;
-const M = { left: 64, right: 150, top: 36, bottom: 48 };
+const PW = 330; // panel width and height, axes included
+const PH = 250;
+const COLUMNS = 3;
+const M = { left: 58, right: 14, top: 28, bottom: 40 };
+const LEGEND_H = 44;
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const fmtSize = (s: number) => (s >= 1 << 20 ? `${s / (1 << 20)}M` : s >= 1024 ? `${s / 1024}K` : `${s}`);
 
 interface Series {
-  name: string;
+  system: string;
   points: [number, number][];
 }
 
-function panel(x0: number, title: string, unit: string, series: Series[], colorOf: (name: string) => string): string {
+function titleOf(test: TestName): string {
+  return isLatency(test) ? `${test}: one-way latency, µs (lower is better)` : `${test}: bandwidth, MB/s (higher is better)`;
+}
+
+function panel(x0: number, y0: number, test: TestName, series: Series[], colorOf: (system: string) => string): string {
   const all = series.flatMap((s) => s.points);
-  if (all.length === 0) return "";
   const lx = (v: number) => Math.log10(v);
   const [xmin, xmax] = [Math.min(...all.map((p) => lx(p[0]))), Math.max(...all.map((p) => lx(p[0])))];
   const [ymin, ymax] = [Math.floor(Math.min(...all.map((p) => lx(p[1])))), Math.ceil(Math.max(...all.map((p) => lx(p[1]))))];
-  const pw = W - M.left - M.right;
-  const ph = H - M.top - M.bottom;
-  const sx = (v: number) => x0 + M.left + ((lx(v) - xmin) / Math.max(xmax - xmin, 1e-9)) * pw;
-  const sy = (v: number) => M.top + ph - ((lx(v) - ymin) / Math.max(ymax - ymin, 1e-9)) * ph;
-  const out: string[] = [];
-  out.push(`<text x="${x0 + M.left}" y="20" font-size="14" font-weight="bold">${esc(title)}</text>`);
-  out.push(`<rect x="${x0 + M.left}" y="${M.top}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`);
+  const w = PW - M.left - M.right;
+  const h = PH - M.top - M.bottom;
+  const sx = (v: number) => x0 + M.left + ((lx(v) - xmin) / Math.max(xmax - xmin, 1e-9)) * w;
+  const sy = (v: number) => y0 + M.top + h - ((lx(v) - ymin) / Math.max(ymax - ymin, 1e-9)) * h;
+  const out: string[] = [`<g data-panel="${test}">`];
+  out.push(`<text x="${x0 + M.left}" y="${y0 + 16}" font-size="12" font-weight="bold">${esc(titleOf(test))}</text>`);
+  out.push(`<rect x="${x0 + M.left}" y="${y0 + M.top}" width="${w}" height="${h}" fill="none" stroke="#999"/>`);
   for (let e = ymin; e <= ymax; e++) {
     const y = sy(10 ** e);
-    out.push(`<line x1="${x0 + M.left}" x2="${x0 + M.left + pw}" y1="${y}" y2="${y}" stroke="#eee"/>`);
-    out.push(`<text x="${x0 + M.left - 6}" y="${y + 4}" font-size="11" text-anchor="end">${10 ** e >= 1 ? 10 ** e : (10 ** e).toPrecision(1)}</text>`);
+    out.push(`<line x1="${x0 + M.left}" x2="${x0 + M.left + w}" y1="${y}" y2="${y}" stroke="#eee"/>`);
+    out.push(`<text x="${x0 + M.left - 5}" y="${y + 4}" font-size="10" text-anchor="end">${10 ** e >= 1 ? 10 ** e : (10 ** e).toPrecision(1)}</text>`);
   }
   const sizes = [...new Set(all.map((p) => p[0]))].sort((a, b) => a - b);
-  for (const s of sizes) out.push(`<text x="${sx(s)}" y="${M.top + ph + 16}" font-size="11" text-anchor="middle">${fmtSize(s)}</text>`);
-  out.push(`<text x="${x0 + M.left + pw / 2}" y="${H - 10}" font-size="12" text-anchor="middle">message size (bytes)</text>`);
-  out.push(`<text x="${x0 + 14}" y="${M.top + ph / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 ${x0 + 14} ${M.top + ph / 2})">${esc(unit)}</text>`);
-  const labels: { x: number; y: number; name: string; color: string }[] = [];
+  for (const s of sizes) out.push(`<text x="${sx(s)}" y="${y0 + M.top + h + 14}" font-size="10" text-anchor="middle">${fmtSize(s)}</text>`);
+  out.push(`<text x="${x0 + M.left + w / 2}" y="${y0 + PH - 8}" font-size="10" text-anchor="middle">message size (bytes)</text>`);
   for (const s of series) {
     const pts = s.points.sort((a, b) => a[0] - b[0]);
-    const color = colorOf(s.name);
-    const dash = DASHES[testIndex(s.name) % DASHES.length];
-    out.push(`<polyline data-series="${esc(s.name)}" fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""} points="${pts.map((p) => `${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(" ")}"/>`);
+    const color = colorOf(s.system);
+    out.push(`<polyline data-series="${esc(`${s.system} ${test}`)}" fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(" ")}"/>`);
     for (const p of pts) out.push(`<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="2.5" fill="${color}"/>`);
-    const last = pts[pts.length - 1]!;
-    labels.push({ x: sx(last[0]) + 6, y: sy(last[1]) + 4, name: s.name, color });
   }
-  // Labels at the lines' ends, pushed apart so that none overlaps another.
-  labels.sort((a, b) => a.y - b.y);
-  for (let i = 1; i < labels.length; i++) labels[i]!.y = Math.max(labels[i]!.y, labels[i - 1]!.y + 12);
-  for (const l of labels) out.push(`<text x="${l.x.toFixed(1)}" y="${l.y.toFixed(1)}" font-size="11" fill="${l.color}">${esc(l.name)}</text>`);
+  out.push(`</g>`);
+  return out.join("\n");
+}
+
+function legend(systems: readonly string[], colorOf: (system: string) => string): string {
+  const out = [`<g data-legend="systems">`];
+  let x = 12;
+  for (const system of systems) {
+    out.push(`<line x1="${x}" x2="${x + 22}" y1="34" y2="34" stroke="${colorOf(system)}" stroke-width="3"/>`);
+    out.push(`<text x="${x + 28}" y="38" font-size="12">${esc(system)}</text>`);
+    x += 40 + system.length * 7.5;
+  }
+  out.push(`</g>`);
   return out.join("\n");
 }
 
 export function plotSvg(rows: readonly PerfRow[], title: string): string {
-  const group = (lat: boolean): Series[] => {
-    const map = new Map<string, [number, number][]>();
-    for (const r of rows) {
-      if (isLatency(r.test) !== lat) continue;
-      const v = lat ? r.latencyUs : r.MBps;
-      if (v === undefined || !(v > 0)) continue;
-      const name = `${r.system} ${r.test}`;
-      if (!map.has(name)) map.set(name, []);
-      map.get(name)!.push([r.size, v]);
+  const systems = [...new Set(rows.map((r) => r.system))];
+  const colorOf = (system: string) => COLORS[systems.indexOf(system) % COLORS.length]!;
+  const panels: { test: TestName; series: Series[] }[] = [];
+  for (const test of TESTS) {
+    const series: Series[] = [];
+    for (const system of systems) {
+      const points = rows
+        .filter((r) => r.test === test && r.system === system)
+        .map((r): [number, number] => [r.size, (isLatency(test) ? r.latencyUs : r.MBps) ?? NaN])
+        .filter((p) => p[1] > 0);
+      if (points.length > 0) series.push({ system, points });
     }
-    return [...map].map(([name, points]) => ({ name, points }));
-  };
-  const names = [...new Set(rows.map((r) => r.system))];
-  const colorOf = (series: string) => COLORS[names.indexOf(series.split(" ")[0]!) % COLORS.length]!;
+    if (series.length > 0) panels.push({ test, series });
+  }
+  const columns = Math.min(COLUMNS, Math.max(panels.length, 1));
+  const rowsOfPanels = Math.ceil(panels.length / columns);
+  const width = columns * PW;
+  const height = LEGEND_H + rowsOfPanels * PH;
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H + 24}" viewBox="0 0 ${2 * W} ${H + 24}" font-family="sans-serif">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">`,
     `<title>${esc(title)}</title>`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<g transform="translate(0 24)">`,
-    panel(0, "latency (one way, µs; lower is better)", "µs", group(true), colorOf),
-    panel(W, "bandwidth (MB/s; higher is better)", "MB/s", group(false), colorOf),
-    `</g>`,
-    `<text x="8" y="16" font-size="13">${esc(title)}</text>`,
+    `<text x="12" y="16" font-size="13">${esc(title)}</text>`,
+    legend(systems, colorOf),
+    ...panels.map((p, i) => panel((i % columns) * PW, LEGEND_H + Math.floor(i / columns) * PH, p.test, p.series, colorOf)),
     `</svg>`,
   ].join("\n");
 }

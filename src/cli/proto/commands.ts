@@ -5,7 +5,7 @@
 import { cpus, hostname } from "node:os";
 import process from "node:process";
 import { ProtocolSelector } from "../../core/proto/selector.ts";
-import { formatProtoInfo, formatCost, formatSize } from "../../core/proto/report.ts";
+import { formatProtoInfo, formatCostAligned, formatSize } from "../../core/proto/report.ts";
 import { CALIBRATION_FORMAT, defaultCalibrationPath, saveCalibration, type Calibration } from "../../core/proto/calibration.ts";
 import { SEND_PROTOCOLS, type SendProtocol } from "../../core/proto/protocols.ts";
 import { INLINE_CAPACITY } from "../../core/engine/records.ts";
@@ -13,7 +13,7 @@ import type { ProgressMode } from "../../core/engine/engine.ts";
 import type { Cost } from "../../core/proto/cost.ts";
 import { ucxVersion } from "../../core/version.ts";
 import { runtime } from "../../ffi/index.ts";
-import { UsageError } from "../info-command.ts";
+import { choiceOption, flag, listWords, parseCommandArgs, stringOption, UsageError } from "../args.ts";
 import { measureProtocol } from "./measure.ts";
 
 const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking", "hybrid"];
@@ -52,19 +52,14 @@ Options:
   --dry-run      measure and print, write nothing`;
 
 function parseMode(v: string | undefined): ProgressMode {
-  if (!v || !(MODES as readonly string[]).includes(v)) throw new UsageError(`proto-info: --mode must be one of ${MODES.join(", ")}`);
+  if (!v || !(MODES as readonly string[]).includes(v)) throw new UsageError(`calibrate: --modes takes a list of ${listWords(MODES)}, got '${v ?? ""}'`);
   return v as ProgressMode;
 }
 
 export function protoInfoCommand(args: readonly string[], write: (t: string) => void): number {
-  let mode: ProgressMode = "thread";
-  let json = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--mode") mode = parseMode(args[++i]);
-    else if (a === "--json") json = true;
-    else throw new UsageError(`proto-info: unknown argument '${a}'`);
-  }
+  const p = parseCommandArgs("proto-info", args, { mode: { type: "string" }, json: { type: "boolean" } });
+  const mode: ProgressMode = choiceOption("proto-info", p, "mode", MODES) ?? "thread";
+  const json = flag(p, "json");
   const selector = new ProtocolSelector(mode, INLINE_CAPACITY);
   if (json) {
     write(JSON.stringify({ mode, calibration: selector.calibrationPath ?? null, tables: selector.describe() }, null, 2));
@@ -73,20 +68,13 @@ export function protoInfoCommand(args: readonly string[], write: (t: string) => 
 }
 
 export async function calibrateCommand(args: readonly string[], write: (t: string) => void): Promise<number> {
-  let modes: ProgressMode[] = [...MODES];
-  let out = process.env.UCX_TS_PROTO_CALIBRATION && process.env.UCX_TS_PROTO_CALIBRATION !== "none" ? process.env.UCX_TS_PROTO_CALIBRATION : defaultCalibrationPath();
-  let quick = false;
-  let dry = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--modes") modes = (args[++i] ?? "").split(",").map((m) => parseMode(m));
-    else if (a === "--out") {
-      out = args[++i] ?? "";
-      if (!out) throw new UsageError("calibrate: --out needs a path");
-    } else if (a === "--quick") quick = true;
-    else if (a === "--dry-run") dry = true;
-    else throw new UsageError(`calibrate: unknown argument '${a}'`);
-  }
+  const p = parseCommandArgs("calibrate", args, { modes: { type: "string" }, out: { type: "string" }, quick: { type: "boolean" }, "dry-run": { type: "boolean" } });
+  const modesText = stringOption(p, "modes");
+  const modes: ProgressMode[] = modesText === undefined ? [...MODES] : modesText.split(",").map((m) => parseMode(m));
+  const out = stringOption(p, "out") ?? (process.env.UCX_TS_PROTO_CALIBRATION && process.env.UCX_TS_PROTO_CALIBRATION !== "none" ? process.env.UCX_TS_PROTO_CALIBRATION : defaultCalibrationPath());
+  if (!out) throw new UsageError("calibrate: --out needs a path");
+  const quick = flag(p, "quick");
+  const dry = flag(p, "dry-run");
   const result: Calibration["modes"] = {};
   for (const mode of modes) {
     const costs: Partial<Record<SendProtocol, Cost>> = {};
@@ -95,7 +83,7 @@ export async function calibrateCommand(args: readonly string[], write: (t: strin
       const { points, cost } = await measureProtocol(mode, protocol, { quick });
       costs[protocol] = cost;
       const shown = points.map((p) => `${formatSize(p.size)} ${p.time.toFixed(2)}`).join(", ");
-      write(`  ${protocol.padEnd(7)} ${formatCost(cost)}   (us per message: ${shown})`);
+      write(`  ${protocol.padEnd(9)} ${formatCostAligned(cost)}   (us per message: ${shown})`);
     }
     result[mode] = costs;
   }

@@ -4,6 +4,7 @@ import { Worker } from "../../index.ts";
 import { UsageError } from "../info-command.ts";
 import { receiveSession } from "./recv.ts";
 import { listSources, sendSources } from "./send.ts";
+import { checkOutputFolder, checkReadable, PreflightError } from "./preflight.ts";
 
 export const recvHelp = `Usage: ucx-ts recv [--port P] [--host H] [--out DIR|-] [--tls T] [--quiet]
 
@@ -72,6 +73,7 @@ export async function recvCommand(args: readonly string[]): Promise<number> {
   const port = Number(o.values.get("--port") ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("recv: --port must be 0..65535");
   const out = o.values.get("--out") ?? ".";
+  checkOutputFolder(out);
   const worker = await Worker.create({ config: o.tls ? { TLS: o.tls } : {} });
   try {
     const listener = await worker.listen({ host: o.values.get("--host") ?? "0.0.0.0", port });
@@ -92,7 +94,7 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   const target = o.rest[o.rest.length - 1]!;
   const m = /^(.+):(\d+)$/.exec(target);
   if (!m) throw new UsageError(`send: '${target}' is not HOST:PORT`);
-  const sources = listSources(o.rest.slice(0, -1), { stdinName: o.values.get("--name") ?? "stdin", log });
+  const sources = listReadableSources(o.rest.slice(0, -1), { stdinName: o.values.get("--name") ?? "stdin", log });
   const worker = await Worker.create({ config: o.tls ? { TLS: o.tls } : {} });
   try {
     const ep = await worker.connect({ host: m[1]!, port: Number(m[2]) });
@@ -107,4 +109,17 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   } finally {
     await worker.close();
   }
+}
+
+/** The sources, walked and opened once before connecting: a missing or unreadable one fails here. */
+function listReadableSources(paths: readonly string[], options: Parameters<typeof listSources>[1]): ReturnType<typeof listSources> {
+  let sources: ReturnType<typeof listSources>;
+  try {
+    sources = listSources(paths, options);
+  } catch (e) {
+    const path = (e as { path?: string }).path;
+    throw new PreflightError(`cannot read ${path ?? paths.join(" ")}: ${(e as { code?: string }).code ?? String(e)}`);
+  }
+  checkReadable(sources.flatMap((s) => (s.file === undefined ? [] : [s.file])));
+  return sources;
 }

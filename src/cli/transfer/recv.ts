@@ -10,9 +10,12 @@ import { chmodSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import type { Endpoint, RecvResult, Worker } from "../../index.ts";
+import { UcxError, type Endpoint, type RecvResult, type Worker } from "../../index.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, safeRelativePath, SENDER_MASK, TAG, WINDOW, type Ack, type End, type Entry } from "./wire.ts";
+import { CHUNK, decodeJson, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, safeRelativePath, SENDER_MASK, TAG, WINDOW, type Ack, type End, type Entry } from "./wire.ts";
+import { CommandFailure } from "../command-failure.ts";
+import { withTimeout } from "./timeout.ts";
+
 
 export interface RecvOptions {
   /** Output folder, or "-" for stdout. */
@@ -58,6 +61,7 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
           await wait(ep.send(encodeJson({ ok: refused === 0 } satisfies Ack), TAG.ACK));
           break;
         }
+        if (entry.kind === "abort") throw new CommandFailure(`the sender failed${current ? ` sending ${current.path}` : ""}: ${entry.reason}`);
         const rel = safeRelativePath(entry.path);
         if (entry.kind === "dir") {
           if (!toStdout) {
@@ -81,6 +85,8 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
         }
       } else if (tag === TAG.DATA) {
         if (!current) throw new Error("protocol: data outside a file");
+        const failAfter = injectedFailureAfter();
+        if (failAfter !== undefined && current.bytes + length > failAfter) throw new Error("ENOSPC: no space left on device (injected by UCX_TS_TEST_FAIL_AFTER)");
         current.hash.update(bytes);
         current.bytes += length;
         current.progress.add(length);
@@ -116,7 +122,13 @@ export async function receiveSession(worker: Worker, ep: Endpoint, options: Recv
       await current.fh?.close().catch(() => {});
       rmSync(current.temp, { force: true });
     }
-    throw e;
+    if (e instanceof CommandFailure) throw e; // the sender's own failure: nothing to tell it
+    // Tell the sender why, so it stops with the reason instead of a lost endpoint; bounded, since
+    // the failure may be the endpoint itself.
+    const why = e instanceof UcxError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+    const notice: Ack = { ok: false, fatal: true, path: current?.path, error: why };
+    await wait(withTimeout(ep.send(encodeJson(notice), TAG.ACK), FAILURE_NOTICE_MS)).catch(() => {});
+    throw new CommandFailure(current ? `cannot receive ${current.path}: ${why}` : why);
   } finally {
     stop.abort();
     await wait(Promise.allSettled(posted.map((p) => p.result))).catch(() => {});

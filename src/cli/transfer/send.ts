@@ -5,12 +5,14 @@
  */
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { basename, join } from "node:path";
 import process from "node:process";
 import type { Endpoint, Worker } from "../../index.ts";
 import { Progress } from "./progress.ts";
-import { CHUNK, decodeJson, encodeJson, TAG, WINDOW, type Ack, type Entry } from "./wire.ts";
+import { CHUNK, decodeJson, encodeJson, FAILURE_NOTICE_MS, injectedFailureAfter, TAG, WINDOW, type Ack, type Entry } from "./wire.ts";
+import { CommandFailure } from "../command-failure.ts";
+import { withTimeout } from "./timeout.ts";
 
 export interface SendOptions {
   readonly quiet: boolean;
@@ -60,15 +62,20 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
       continue;
     }
     const ackBuffer = new Uint8Array(64 << 10);
-    const ack = handled(ep.recv(ackBuffer, TAG.ACK));
-    await wait(ep.send(encodeJson(entry), TAG.ENTRY));
-    const progress = new Progress(`send ${entry.path}`, entry.size, options.quiet);
-    const { bytes, sha256 } = await sendContent(worker, ep, file, progress);
-    progress.finish();
-    const digest = options.corruptChecksum ? sha256.replace(/^./, (c) => (c === "0" ? "1" : "0")) : sha256;
-    await wait(ep.send(encodeJson({ bytes, sha256: digest }), TAG.END));
-    const { length } = await wait(ack);
-    const verdict = decodeJson<Ack>(ackBuffer.subarray(0, length));
+    const ack = handled(ep.recv(ackBuffer, TAG.ACK).then(({ length }) => decodeJson<Ack>(ackBuffer.subarray(0, length))));
+    let verdict: Ack;
+    try {
+      await wait(ep.send(encodeJson(entry), TAG.ENTRY));
+      const progress = new Progress(`send ${entry.path}`, entry.size, options.quiet);
+      const { bytes, sha256 } = await sendContent(worker, ep, file, progress);
+      progress.finish();
+      const digest = options.corruptChecksum ? sha256.replace(/^./, (c) => (c === "0" ? "1" : "0")) : sha256;
+      await wait(ep.send(encodeJson({ bytes, sha256: digest }), TAG.END));
+      verdict = await wait(ack);
+    } catch (e) {
+      throw await explainFailure(worker, ep, entry.path, ack, e);
+    }
+    if (verdict.fatal) throw receiverFailure(verdict);
     if (!verdict.ok) {
       failures++;
       options.log(`receiver refused ${entry.path}: ${verdict.error}`);
@@ -81,6 +88,30 @@ export async function sendSources(worker: Worker, ep: Endpoint, sources: readonl
   const verdict = decodeJson<Ack>(finalBuffer.subarray(0, length));
   if (!verdict.ok && failures === 0) failures++;
   return failures;
+}
+
+/** A read of the source failed: the sender's own fault, to be told to the receiver. */
+class SourceReadError extends Error {
+  override name = "SourceReadError";
+}
+
+const receiverFailure = (verdict: Ack): CommandFailure =>
+  new CommandFailure(`the receiver failed${verdict.path ? ` receiving ${verdict.path}` : ""}: ${verdict.error ?? "no reason given"}`);
+
+/**
+ * The error to end `send` with when sending `path` failed with `e`: the receiver's reason if it
+ * gave one (it fails, says why, then closes, so our sends fail after its verdict arrived), or
+ * our own read failure, which the receiver is told about before we close.
+ */
+async function explainFailure(worker: Worker, ep: Endpoint, path: string, ack: Promise<Ack>, e: unknown): Promise<unknown> {
+  const verdict = await worker.settled(withTimeout(ack, FAILURE_NOTICE_MS)).catch(() => undefined);
+  if (verdict?.fatal) return receiverFailure(verdict);
+  if (e instanceof SourceReadError) {
+    const abort: Entry = { kind: "abort", reason: `cannot read ${path}: ${e.message}` };
+    await worker.settled(withTimeout(ep.send(encodeJson(abort), TAG.ENTRY), FAILURE_NOTICE_MS)).catch(() => {});
+    return new CommandFailure(`cannot read ${path}: ${e.message}`);
+  }
+  return e;
 }
 
 /** Stream a file (or stdin) as DATA chunks, WINDOW in flight; returns its size and digest. */
@@ -100,12 +131,21 @@ async function sendContent(worker: Worker, ep: Endpoint, file: string | undefine
     if (inFlight[slot]) await worker.settled(inFlight[slot]!);
     inFlight[slot] = undefined;
   };
+  const failAfter = injectedFailureAfter();
+  const read = async (fh: FileHandle, buf: Uint8Array): Promise<number> => {
+    try {
+      if (failAfter !== undefined && bytes + CHUNK > failAfter) throw new Error("EIO: i/o error (injected by UCX_TS_TEST_FAIL_AFTER)");
+      return (await fh.read(buf, 0, CHUNK, null)).bytesRead;
+    } catch (e) {
+      throw new SourceReadError(e instanceof Error ? e.message : String(e));
+    }
+  };
   if (file !== undefined) {
     const fh = await open(file, "r");
     try {
       for (;;) {
         const buf = buffers[slot]!;
-        const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+        const bytesRead = await read(fh, buf);
         if (bytesRead === 0) break;
         await sendChunk(buf.subarray(0, bytesRead));
       }

@@ -10,6 +10,8 @@
  *          temporary file to its name (never a truncated file under the final name)
  *   ACK    receiver -> sender, JSON: the verdict on one file, or on the whole session
  */
+import process from "node:process";
+
 export const CHUNK = 1 << 20;
 /** DATA messages in flight (sender) and receives posted (receiver): memory stays flat. */
 export const WINDOW = 8;
@@ -22,7 +24,9 @@ export const SENDER_MASK = 2 ** 48 - 16;
 export type Entry =
   | { kind: "dir"; path: string; mode: number }
   | { kind: "file"; path: string; mode: number; size: number | null }
-  | { kind: "done" };
+  | { kind: "done" }
+  /** The sender cannot go on (a read failed): the receiver drops the partial file and says why. */
+  | { kind: "abort"; reason: string };
 
 export interface End {
   bytes: number;
@@ -33,6 +37,20 @@ export interface Ack {
   ok: boolean;
   path?: string;
   error?: string;
+  /** The receiver cannot go on (a write failed): the sender stops and says why. */
+  fatal?: boolean;
+}
+
+/** How long a side that failed waits to tell the other why before closing anyway. */
+export const FAILURE_NOTICE_MS = 2_000;
+
+/**
+ * UCX_TS_TEST_FAIL_AFTER=N (tests only): the receiver's writes, or the sender's reads, fail once
+ * N bytes of a file have passed, standing in for a full disk or a failing source.
+ */
+export function injectedFailureAfter(): number | undefined {
+  const v = process.env.UCX_TS_TEST_FAIL_AFTER;
+  return v === undefined ? undefined : Number(v);
 }
 
 const encoder = new TextEncoder();

@@ -14,6 +14,7 @@
 import { UcxError } from "../errors.ts";
 import { abortError } from "../abort.ts";
 import type { AmCallbackAddress } from "./header.ts";
+import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 
 /** One active message as the application receives it. */
 export interface AmMessage {
@@ -21,8 +22,14 @@ export interface AmMessage {
   readonly data: Uint8Array;
   /** The sender's user header (UCXX's userHeader; for raw AM ids, UCX's header as sent). */
   readonly header: Uint8Array;
-  /** UCS memory type the sender declared (0 host). */
+  /** UCS memory type the sender declared (0 host, 1 CUDA). */
   readonly memoryType: number;
+  /**
+   * Device memory (memoryType 1) received where CUDA is available: the data, on the GPU; `data`
+   * is then empty. Where CUDA is not available the data stays in host memory, in `data` (UCXX's
+   * fallback policy), unless the sender asked for an error instead.
+   */
+  readonly device?: DeviceBuffer;
   /** The receiver callback the sender addressed, when no handler was registered for it here. */
   readonly callback?: AmCallbackAddress;
 }

@@ -9,6 +9,9 @@ import { UcxError } from "../errors.ts";
 import type { Endpoint } from "../endpoint.ts";
 import type { Payload } from "../engine/payload.ts";
 import { describeStatus } from "../library.ts";
+import { UCS_MEMORY_TYPE_CUDA } from "../../ffi/index.ts";
+import { cudaAvailability } from "../cuda/runtime.ts";
+import { deviceCopyOf } from "../cuda/transfers.ts";
 import { AmHeaderError, decodeAmHeader } from "./header.ts";
 import { AmInbox, type AmMessage, type AmQueueLimits } from "./inbox.ts";
 
@@ -86,11 +89,21 @@ export class AmRouter {
       if (!(e instanceof AmHeaderError)) throw e;
       return inbox.putError(new UcxError("UCX_TS_PROTOCOL_ERROR", `amRecv: a message was refused: ${e.message}`), seq);
     }
-    if (header.memoryType !== 0 && header.memoryTypePolicy === 1) {
-      // Received into host memory already (no device allocator yet); the sender asked for an error.
-      return inbox.putError(new UcxError("UCX_TS_UNSUPPORTED", `amRecv: a message for memory type ${header.memoryType} was refused: no allocator for it here`), seq);
+    // UCX received it into host memory (the executor's allocator); device data moves to the GPU
+    // here, where CUDA is available, else it stays in host memory unless the sender asked for an error.
+    const toDevice = header.memoryType === UCS_MEMORY_TYPE_CUDA && cudaAvailability().available;
+    if (header.memoryType !== 0 && !toDevice && header.memoryTypePolicy === 1) {
+      const why = header.memoryType === UCS_MEMORY_TYPE_CUDA ? cudaAvailability().reason : "no allocator for it here";
+      return inbox.putError(new UcxError("UCX_TS_UNSUPPORTED", `amRecv: a message for memory type ${header.memoryType} was refused: ${why}`), seq);
     }
-    const message: AmMessage = { data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
+    let device;
+    try {
+      device = toDevice ? deviceCopyOf(data) : undefined;
+    } catch (e) {
+      return inbox.putError(e instanceof UcxError ? e : new UcxError("UCX_TS_CUDA_ERROR", `amRecv: ${(e as Error).message}`), seq);
+    }
+    const base = { data: device ? new Uint8Array(0) : data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
+    const message: AmMessage = device ? { ...base, device } : base;
     if (header.callback) {
       const handler = this.handlers.get(AmRouter.callbackKey(header.callback.owner, header.callback.id));
       if (handler) return run(handler, message, endpoint);

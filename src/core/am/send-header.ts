@@ -19,7 +19,8 @@ export interface AmSendOptions {
 }
 
 /** The AM id and the header bytes UCX is given for a send with `options` (checked). */
-export function amSendHeader(options: AmSendOptions): { amId: number; header: Uint8Array } {
+/** `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
+export function amSendHeader(options: AmSendOptions, memoryType = 0): { amId: number; header: Uint8Array } {
   const user = options.header === undefined ? new Uint8Array(0) : asBytes(options.header, "header");
   if (options.amId !== undefined) {
     if (!Number.isInteger(options.amId) || options.amId < 0 || options.amId > 0xffff) {
@@ -32,7 +33,7 @@ export function amSendHeader(options: AmSendOptions): { amId: number; header: Ui
   if (cb && cb.owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
   try {
     const header = encodeAmHeader({
-      memoryType: 0,
+      memoryType,
       callback: cb ? { owner: cb.owner, id: BigInt.asUintN(64, BigInt(cb.id)) } : undefined,
       memoryTypePolicy: 0,
       userHeader: user,

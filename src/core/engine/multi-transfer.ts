@@ -18,7 +18,7 @@
  * frame. So receives are queued per (tag, mask) and only the head of a queue is in its header
  * phase; once its frame receives are posted (UCX matches in posting order) the next one starts.
  */
-import { decodeHeader, HEADER_BYTES, HeaderFormatError, type FrameDescription } from "../multi/header.ts";
+import { decodeHeader, HEADER_BYTES, HeaderFormatError, messagesOf, type FrameDescription } from "../multi/header.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -182,12 +182,9 @@ export class MultiReceive {
     }
     this.headers++;
     this.senderTag ??= [tagLo, tagHi];
-    for (const [i, f] of decoded.frames.entries()) {
-      if (f.device) {
-        return this.fail("UCX_TS_UNSUPPORTED", `frame ${this.frames.length + i} is device memory, and this build of ucx-ts receives host memory only`);
-      }
-      this.totalBytes += f.size;
-    }
+    // Device frames are received into host memory like the others (the wire is the same); the
+    // application thread moves them to the GPU when asked to (cuda/multi-frames.ts).
+    for (const f of decoded.frames) this.totalBytes += f.size;
     if (this.totalBytes > this.limits.maxBytes) {
       return this.fail("UCX_TS_LIMIT_EXCEEDED", `the batch announces at least ${this.totalBytes} bytes; maxBytes is ${this.limits.maxBytes}`);
     }
@@ -210,11 +207,15 @@ export class MultiReceive {
     }
     const [lo, hi] = this.senderTag!;
     for (const [i, buffer] of this.buffers.entries()) {
-      const expected = buffer.byteLength;
-      this.remaining++;
-      this.poster.recvPart(this, this.poster.addressOf(new Uint8Array(buffer)), expected, lo, hi, 0xffffffff, 0xffffffff, (status, length) =>
-        this.onFrame(i, expected, status, length),
-      this.ifQueued);
+      // A staged device frame (multi/header.ts) comes in chunks: one receive per chunk, in order.
+      const frame = this.frames[i]!;
+      const base = this.poster.addressOf(new Uint8Array(buffer));
+      const step = frame.chunkBytes ?? buffer.byteLength;
+      for (let c = 0, at = 0; c < messagesOf(frame); c++, at += step) {
+        const expected = Math.min(step, buffer.byteLength - at);
+        this.remaining++;
+        this.poster.recvPart(this, base + at, expected, lo, hi, 0xffffffff, 0xffffffff, (status, length) => this.onFrame(i, expected, status, length), this.ifQueued);
+      }
     }
     this.release();
     this.posted = true;
@@ -254,7 +255,8 @@ export class MultiReceive {
     } else if (this.status !== UCS_OK) {
       this.done(this.id, this.status, 0, { id: this.id });
     } else {
-      this.done(this.id, UCS_OK, this.buffers.length, { id: this.id, buffers: this.buffers });
+      const device = this.frames.some((f) => f.device) ? this.frames.map((f) => f.device) : undefined;
+      this.done(this.id, UCS_OK, this.buffers.length, { id: this.id, buffers: this.buffers, ...(device ? { device } : {}) });
     }
     this.buffers = [];
   }

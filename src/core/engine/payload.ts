@@ -10,6 +10,8 @@ export interface Payload {
   readonly id: number;
   /** Multi-receive frames in order, or an active message's data as the only element. */
   readonly buffers?: ArrayBuffer[];
+  /** Multi-receive: which frames the sender marked device memory (received here into host memory). */
+  readonly device?: boolean[];
   /** A ucx-ts error code (`UCX_TS_*`) and message, when the operation failed for a reason of ours. */
   readonly code?: string;
   readonly message?: string;

@@ -114,7 +114,7 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
 }
 
 /** Merge the environment's settings with the Worker's (the Worker's win) and check them. */
-export function resolveProtocolConfig(options: ProtocolOptions = {}, env = optionsFromEnv()): ResolvedProtocolConfig {
+export function resolveProtocolConfig(options: ProtocolOptions = {}, env: ProtocolOptions = optionsFromEnv()): ResolvedProtocolConfig {
   const costs: Partial<Record<SendProtocol, Cost>> = { ...env.costs };
   for (const [p, cost] of Object.entries(options.costs ?? {})) {
     protocolName(p, "protocols.costs");

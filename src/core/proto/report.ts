@@ -31,8 +31,14 @@ export function formatCost(cost: Cost): string {
   return `${cost.c.toFixed(2)} us + ${(cost.m * 1000).toFixed(3)} ns/B`;
 }
 
-function pad(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+/** Columns whose cells are numbers are right-aligned, the others left-aligned. */
+function pad(cells: string[], widths: number[], right: readonly boolean[]): string {
+  return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+}
+
+/** A cost line with its two numbers right-aligned, for tables: "  2.00 us +  0.100 ns/B". */
+export function formatCostAligned(cost: Cost): string {
+  return `${cost.c.toFixed(2).padStart(7)} us + ${(cost.m * 1000).toFixed(3).padStart(7)} ns/B`;
 }
 
 export function formatProtoInfo(selector: ProtocolSelector): string {
@@ -42,18 +48,21 @@ export function formatProtoInfo(selector: ProtocolSelector): string {
   lines.push(`ucx-ts protocol selection: progress mode ${selector.mode}, costs from ${sources.join(" and ")}`);
   for (const r of selector.describe()) {
     lines.push("", `${r.operation} on ${r.bufferType}`);
-    const rows = [["size range", "protocol", "time", "bandwidth", "cost line"]];
+    // from/to of the size range and of the time: an open-ended range ends at "max" in both.
+    const rows = [["size from", "", "to", "protocol", "time from", "", "to", "bandwidth", "cost line"]];
+    const right = [true, false, true, false, true, false, true, true, false];
     let from = 0;
     for (const e of r.table) {
       const to = e.maxSize;
-      const sizes = `${formatSize(from)} .. ${formatSize(to)}`;
-      const end = Math.min(to, 2 ** 40); // the open end: show a 1 TiB message's figures
-      const time = from === end ? formatTime(timeAt(e.cost, from)) : `${formatTime(timeAt(e.cost, from))} .. ${formatTime(timeAt(e.cost, end))}`;
-      rows.push([sizes, e.forced ? `${e.protocol} (forced)` : e.protocol, time, formatBandwidth(bandwidthAt(e.cost, end)), formatCost(e.cost)]);
+      const open = to >= MAX_SIZE;
+      const timeTo = open ? "max" : formatTime(timeAt(e.cost, to));
+      // Bandwidth at the range's end; for an open range, the line's limit (1 / slope).
+      const bandwidth = open ? bandwidthAt(e.cost, 2 ** 50) : bandwidthAt(e.cost, to);
+      rows.push([formatSize(from), "..", formatSize(to), e.forced ? `${e.protocol} (forced)` : e.protocol, formatTime(timeAt(e.cost, from)), "..", timeTo, formatBandwidth(bandwidth), formatCostAligned(e.cost)]);
       from = to + 1;
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-    for (const row of rows) lines.push(`  ${pad(row, widths)}`);
+    for (const row of rows) lines.push(`  ${pad(row, widths, right)}`);
     const unused = r.candidates.filter((c) => !r.table.some((e) => e.protocol === c.protocol));
     for (const c of unused) {
       lines.push(`  (${c.protocol}: ${formatSize(c.minSize)} .. ${formatSize(c.maxSize)}, ${formatCost(c.cost)} [${c.source}], wins nowhere)`);

@@ -66,7 +66,7 @@ export class ProtocolSelector {
    * Rebuild the tables for new options (the environment is read again too). The bounce pool
    * exists once the worker runs: its size stays what the first configuration said.
    */
-  configure(options: ProtocolOptions = {}, inlineCapacity = this.limits?.inlineCapacity ?? 0): void {
+  configure(options: ProtocolOptions = {}, inlineCapacity: number = this.limits?.inlineCapacity ?? 0): void {
     let config = resolveProtocolConfig(options);
     // The bounce pool and the registration cache exist once the worker runs: their sizes stay.
     if (this.limits) {

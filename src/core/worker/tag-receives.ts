@@ -14,6 +14,8 @@ import { describeStatus } from "../library.ts";
 import { checkLimits, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "../receive-options.ts";
 import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "../tag.ts";
 import { addressOf, type RequestPath } from "./request-path.ts";
+import type { DeviceBuffer } from "../cuda/device-buffer.ts";
+import { framesToDevice } from "../cuda/transfers.ts";
 
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
 
@@ -60,7 +62,7 @@ export class TagReceives {
    * The multi-receive, with its request id (endpoints track theirs); `scope` and `ifQueued` as in
    * `tagRecv`. The batch's later messages are received with the header's full tag, scope included.
    */
-  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): Submitted<Uint8Array[]> {
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): Submitted<(Uint8Array | DeviceBuffer)[]> {
     const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
     const [maskLo, maskHi] = scope === undefined ? tagWords(options.mask ?? FULL_MASK, "tag mask") : scopedMaskWords(options.mask ?? FULL_MASK);
     const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
@@ -73,7 +75,9 @@ export class TagReceives {
       "recvMulti",
       () => {
         if (!payload?.buffers) throw new UcxError("UCX_TS_CLOSED", "recvMulti: the frames did not come back from the progress engine");
-        return payload.buffers.map((b) => new Uint8Array(b));
+        const frames = payload.buffers.map((b) => new Uint8Array(b));
+        // Frames the sender marked device memory go onto the GPU only for a caller that takes them there.
+        return options.deviceFrames === "device" ? framesToDevice(frames, payload.device) : frames;
       },
       () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
       (id) => (payload = this.takePayload(id)),

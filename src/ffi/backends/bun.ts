@@ -40,6 +40,7 @@ interface BunFfi {
   };
   ptr(view: ArrayBufferView): number;
   toArrayBuffer(ptr: number, offset: number, len: number): ArrayBuffer;
+  CFunction(def: { ptr: number; args: string[]; returns: string }): NativeFunction;
   JSCallback: new (fn: NativeFunction, def: { args: string[]; returns: string }) => { ptr: number; close(): void };
 }
 
@@ -87,6 +88,9 @@ export function createBunBackend(): Backend {
       const wrapped = (...a: unknown[]) => fn(...a.map((v) => (typeof v === "bigint" ? Number(v) : v)));
       const cb = new ffi.JSCallback(wrapped, { args: signature.args.map((t) => BUN_ARG[t]), returns: BUN_ARG[signature.result] });
       return { address: cb.ptr, close: () => cb.close() };
+    },
+    functionAt(address: number, signature: CallbackDef): NativeFunction {
+      return ffi.CFunction({ ptr: address, args: signature.args.map((t) => BUN_ARG[t]), returns: BUN_RESULT[signature.result] });
     },
   };
 }

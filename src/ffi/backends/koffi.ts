@@ -32,6 +32,7 @@ interface Koffi {
   proto(result: string, args: string[]): unknown;
   pointer(type: unknown): unknown;
   register(fn: NativeFunction, type: unknown): unknown;
+  decode(ptr: number, type: unknown): NativeFunction;
   unregister(cb: unknown): void;
 }
 
@@ -75,6 +76,10 @@ export function createKoffiBackend(): Backend {
       const type = koffi.pointer(koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
       const cb = koffi.register(fn, type);
       return { address: Number(koffi.address(cb)), close: () => koffi.unregister(cb) };
+    },
+    functionAt(address: number, signature: CallbackDef): NativeFunction {
+      // Decoding a function pointer with a prototype type gives a callable (koffi 3).
+      return koffi.decode(address, koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
     },
   };
 }

@@ -1,0 +1,164 @@
+/**
+ * GPU memory (issue 25), against the stand-in libcudart (test/cuda/standin-cudart.c, compiled
+ * here) everywhere, and against the real libcudart where one and a GPU exist (else skipped with
+ * the reason). Every check runs in child processes: UCX_TS_CUDART is read once per process, and
+ * this test process keeps whatever CUDA it has (none, on the machines here).
+ *
+ * UCX_TS_GPU_FULL=1 (npm run test:gpu:full, and the device machine's run) adds 64 MiB and 1 GiB
+ * to the two-process sizes. scripts/device-pack.sh bundles this file and its peers into plain
+ * JavaScript for a machine with only a node binary; UCX_TS_GPU_BUNDLE=1 makes the bundle run its
+ * peers from beside itself.
+ */
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { realCudart, standinCudart } from "../helpers/cuda-standin.ts";
+import { skipWithReason } from "../helpers/skip.ts";
+import { repoRoot, runtimeArgv, type ChildResult } from "../helpers/spawn.ts";
+
+const BUNDLE = process.env.UCX_TS_GPU_BUNDLE === "1";
+
+/** argv of a GPU peer (gpu-peer, gpu-api): its TypeScript under this runtime, or its bundle. */
+function peerArgv(name: string): [string, ...string[]] {
+  return BUNDLE ? [process.execPath, `${repoRoot}test/gpu/${name}.mjs`] : runtimeArgv(`test/helpers/${name}.ts`);
+}
+
+/** Run a GPU peer to its end, with a watchdog. */
+function runPeer(name: string, args: readonly string[], env: Record<string, string>, timeoutMs = 90_000): Promise<ChildResult> {
+  const [cmd, ...pre] = peerArgv(name);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, [...pre, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
+    const watchdog = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${name} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(watchdog);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(watchdog);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+const FULL = process.env.UCX_TS_GPU_FULL === "1";
+const SIZES = ["1", "4097", "65539", String(3 << 20), ...(FULL ? [String(64 << 20), String(1 << 30)] : [])].join(",");
+
+interface Line {
+  readonly check?: string;
+  readonly case?: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+function results(stdout: string): Line[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith('{"check"') || l.startsWith('{"case"'))
+    .map((l) => JSON.parse(l) as Line);
+}
+
+function assertAllPassed(lines: readonly Line[], expected: number, stderr: string): void {
+  const failed = lines.filter((l) => !l.ok).map((l) => `${l.check ?? l.case}: ${l.detail}`);
+  assert.equal(failed, [], `failed:\n${failed.join("\n")}\nstderr: ${stderr.slice(-2000)}`);
+  assert.is(lines.length, expected, `${lines.length} results of ${expected}; stderr: ${stderr.slice(-2000)}`);
+}
+
+/** Run a receiver and a sender `gpu-peer.ts`, each with its own environment; the receiver's result lines. */
+async function twoProcesses(receiverEnv: Record<string, string>, senderEnv: Record<string, string>, sizes = SIZES): Promise<{ lines: Line[]; stderr: string }> {
+  const timeoutS = FULL ? 600 : 120;
+  const env = (extra: Record<string, string>) => ({ ...process.env, GPU_SIZES: sizes, GPU_TIMEOUT_S: String(timeoutS), ...extra });
+  const [cmd, ...args] = peerArgv("gpu-peer");
+  const receiver = spawn(cmd, [...args, "receiver"], { cwd: repoRoot, env: env(receiverEnv), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let stderr = "";
+  receiver.stderr!.on("data", (d) => (stderr += d));
+  const receiverDone = new Promise<void>((resolve) => receiver.on("close", () => resolve()));
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      receiver.stdout!.on("data", (d) => {
+        out += d;
+        const m = /\{"port":(\d+)\}/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      receiver.on("close", (code) => reject(new Error(`receiver exited (${code}) before listening: ${stderr}`)));
+    });
+    const sender = await runPeer("gpu-peer", ["sender", String(port)], env(senderEnv), timeoutS * 1000 + 10_000);
+    stderr += sender.stderr;
+    await receiverDone;
+    assert.is(sender.code, 0, `sender exited ${sender.code} ${sender.signal ?? ""}: ${sender.stderr.slice(-2000)}`);
+    return { lines: results(out), stderr };
+  } finally {
+    receiver.kill("SIGKILL");
+  }
+}
+
+const sizeCount = SIZES.split(",").length;
+const NOWHERE = "/nonexistent/libcudart.so";
+
+for (const variant of ["stand-in", "real"] as const) {
+  const test = suite(`cuda/gpu (${variant} libcudart)`);
+  const lib = variant === "stand-in" ? standinCudart() : realCudart();
+  const names = [
+    "DeviceBuffer, raw device pointers, memory types, put/get and stream with device memory, in one process",
+    `tag, AM and multi-buffer between two processes, device-to-device, host-to-device, device-to-host, ${SIZES} bytes`,
+    "a receiver without a GPU gets device data in host memory (tag, AM, multi-buffer)",
+  ];
+  if (!("path" in lib)) {
+    for (const name of names) skipWithReason(test, name, lib.reason);
+    test.run();
+    continue;
+  }
+  const cudart = { UCX_TS_CUDART: lib.path };
+
+  test(names[0]!, async () => {
+    const r = await runPeer("gpu-api", ["api", variant === "stand-in" ? "standin" : "real"], cudart);
+    assert.is(r.code, 0, `exit ${r.code} ${r.signal ?? ""}: ${r.stderr.slice(-2000)}`);
+    assertAllPassed(results(r.stdout), variant === "stand-in" ? 9 : 8, r.stderr);
+  });
+
+  test(names[1]!, async () => {
+    const { lines, stderr } = await twoProcesses(cudart, cudart);
+    assertAllPassed(lines, 5 * sizeCount, stderr);
+  });
+
+  test(names[2]!, async () => {
+    // Two sizes are enough here (one message, and several chunks): the full range runs above.
+    const sizes = `1,${3 << 20}`;
+    const { lines, stderr } = await twoProcesses({ UCX_TS_CUDART: NOWHERE, GPU_RECEIVER_DEVICE: "0" }, { ...cudart, GPU_RECEIVER_DEVICE: "0" }, sizes);
+    assertAllPassed(lines, 3 * 2, stderr);
+  });
+
+  if (variant === "stand-in") {
+    test("the stand-in is a faithful double: host code touching its device memory dies with SIGSEGV, as on a GPU", async () => {
+      const r = await runPeer("gpu-api", ["touch"], cudart);
+      assert.ok(r.stdout.includes("touching"), `did not get to the touch: ${r.stderr.slice(-1000)}`);
+      assert.not.ok(r.stdout.includes("survived"), "host code wrote device memory and survived");
+      assert.ok(r.signal === "SIGSEGV" || r.code === 139 || /Segmentation fault|signal 11/.test(r.stderr), `ended with ${r.code} ${r.signal}`);
+    });
+
+    test("no device (a driver with no GPU): GPU features say so (UCX_TS_CUDA_UNAVAILABLE), host transfers work", async () => {
+      const r = await runPeer("gpu-api", ["unavailable"], { ...cudart, STANDIN_CUDA_DEVICES: "0", EXPECT_CODE: "UCX_TS_CUDA_UNAVAILABLE" });
+      assert.is(r.code, 0, r.stderr.slice(-2000));
+      assertAllPassed(results(r.stdout), 5, r.stderr);
+      assert.match(r.stdout, /no CUDA-capable device/);
+    });
+  }
+  test.run();
+}
+
+const absent = suite("cuda/gpu (no libcudart)");
+absent("libcudart absent: GPU features say why (UCX_TS_CUDA_NOT_FOUND, naming the path tried), everything else works", async () => {
+  const r = await runPeer("gpu-api", ["unavailable"], { UCX_TS_CUDART: NOWHERE, EXPECT_CODE: "UCX_TS_CUDA_NOT_FOUND" });
+  assert.is(r.code, 0, r.stderr.slice(-2000));
+  assertAllPassed(results(r.stdout), 5, r.stderr);
+  assert.ok(r.stdout.includes(NOWHERE), "the reason names the file tried");
+});
+absent.run();
