@@ -30,7 +30,7 @@ const STUCK_MS = 300;
 
 /** What the drain needs from the worker. */
 export interface DrainHost {
-  unsettledRequestsOf(owner: object, receives: boolean): number[];
+  unsettledRequestsOf(owner: object, receives?: boolean): number[];
   failRequestAs(id: number, status: number): void;
   cancel(id: number): void;
   settleEarly(id: number, status: number): void;

@@ -12,47 +12,23 @@ import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
 import { invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
 import { ReceiveDrain } from "./endpoint-drain.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
-import { parsePackedKey, RemoteKey } from "./memory.ts";
-import { atomicOperand } from "./atomic-operand.ts";
-import { encodeAmHeader, RESERVED_OWNER } from "./am/header.ts";
+import type { RemoteKey } from "./memory.ts";
+import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.ts";
+import { amSendHeader, type AmSendOptions } from "./am/send-header.ts";
 import type { AmMessage } from "./am/inbox.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
 import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, type Frame } from "./cuda/transfers.ts";
-
-export type AtomicOp = "add" | "swap" | "cswap" | "and" | "or" | "xor";
-
-export interface AmSendOptions {
-  /** The user header (UCXX's userHeader), delivered with the message. */
-  readonly header?: BufferLike;
-  /** Address a UCXX receiver callback on the peer (`onAmCallback(owner, id)`). */
-  readonly callback?: { readonly owner: string; readonly id: number | bigint };
-  /**
-   * Send as a plain UCX active message with this id, `header` as UCX's header, instead of
-   * UCXX's format. 0 is UCXX's id: a raw message there is what UCX's own examples send.
-   */
-  readonly amId?: number;
-}
+import { describeStatus } from "./library.ts";
+import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
+import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
+import type { EndpointHost } from "./endpoint-host.ts";
 
 /** UCP_AM_SEND_FLAG_REPLY: UCXX's receiver routes a message by its reply endpoint. */
 const AM_SEND_FLAG_REPLY = 1;
 
-export interface AtomicOptions {
-  /** Width of the remote word: 64 (default) or 32. */
-  readonly bits?: 32 | 64;
-  /** For add/and/or/xor: resolve with the value before the operation (fetch-add...). */
-  readonly fetch?: boolean;
-  /** For cswap: the value the word must hold for the swap to happen. */
-  readonly compare?: number | bigint;
-}
-
-/** ucp_atomic_op_t values. */
-const ATOMIC_OPS: Record<AtomicOp, number> = { add: 0, swap: 1, cswap: 2, and: 3, or: 4, xor: 5 };
-import { describeStatus } from "./library.ts";
-import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
-import type { Feature } from "./context.ts";
-import type { MultiRecvOptions, RecvOptions, RecvResult, Worker } from "./worker.ts";
-
 export type ErrorHandling = "peer" | "none";
+export type { AtomicOp, AtomicOptions } from "./endpoint-rma.ts";
+export type { AmSendOptions } from "./am/send-header.ts";
 
 export class Endpoint {
   #error: UcxError | undefined;
@@ -70,7 +46,8 @@ export class Endpoint {
 
   /** @internal Made by `Worker.connect` and by listeners. */
   constructor(
-    readonly worker: Worker,
+    /** The worker that made this endpoint (typed by what the endpoint needs of it: endpoint-host.ts). */
+    readonly worker: EndpointHost,
     readonly id: number,
     readonly errorHandling: ErrorHandling,
     /** The peer's host and port, for endpoints made by host/port or accepted by a listener. */
@@ -80,7 +57,11 @@ export class Endpoint {
   ) {
     this.scope = scopes?.scope;
     this.peerScope = scopes?.peerScope;
+    this.#rma = new EndpointRma(worker, id, (r) => this.track(r), () => this.#closed);
   }
+
+  /** Remote keys, put/get and atomics on this endpoint (endpoint-rma.ts). */
+  readonly #rma: EndpointRma;
 
   /**
    * The receive scope of an endpoint made through the hello (`listen()` / `connect({ host, port })`
@@ -259,30 +240,7 @@ export class Endpoint {
 
   /** The AM send itself; `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
   private amSendBytes(bytes: Uint8Array, options: AmSendOptions, memoryType: number): Promise<void> {
-    const user = options.header === undefined ? new Uint8Array(0) : asBytes(options.header, "header");
-    let header: Uint8Array;
-    let amId = 0;
-    if (options.amId !== undefined) {
-      if (!Number.isInteger(options.amId) || options.amId < 0 || options.amId > 0xffff) {
-        throw invalidArgument(`amId must be an integer from 0 to 65535, got ${options.amId}`);
-      }
-      if (options.callback) throw invalidArgument("amSend: a receiver callback goes with UCXX's AM id 0, not with amId");
-      amId = options.amId;
-      header = user;
-    } else {
-      const cb = options.callback;
-      if (cb && cb.owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
-      try {
-        header = encodeAmHeader({
-          memoryType,
-          callback: cb ? { owner: cb.owner, id: BigInt.asUintN(64, BigInt(cb.id)) } : undefined,
-          memoryTypePolicy: 0,
-          userHeader: user,
-        });
-      } catch (e) {
-        throw invalidArgument(`amSend: ${(e as Error).message}`);
-      }
-    }
+    const { amId, header } = amSendHeader(options, memoryType);
     return this.track(
       this.worker.request(
         submission({
@@ -316,63 +274,21 @@ export class Endpoint {
   /** Unpack a peer's key (what its `MemoryHandle.packRkey()` returned) for use on this endpoint. */
   async unpackRkey(packed: BufferLike): Promise<RemoteKey> {
     this.assertUsable();
-    const { address, length, rkey } = parsePackedKey(asBytes(packed, "remote key"));
-    const id = this.worker.newObjectId();
-    await this.track(
-      this.worker.request(
-        submission({ op: Op.RkeyUnpack, target: this.id, address: this.worker.addressOf(rkey), length: rkey.length, flags: id }),
-        rkey,
-        "ucp_ep_rkey_unpack",
-        () => undefined,
-      ),
-    );
-    return new RemoteKey(this.rkeyOwner, id, this.id, address, length);
-  }
-
-  private readonly rkeyOwner = {
-    destroyRkey: async (k: RemoteKey): Promise<void> => {
-      if (this.#closed || this.worker.closed) return; // the executor destroyed it with the endpoint
-      await this.worker.settled(
-        this.worker.request(submission({ op: Op.RkeyDestroy, flags: k.id }), null, "ucp_rkey_destroy", () => undefined).promise,
-      );
-    },
-  };
-
-  private checkKey(rkey: RemoteKey, remoteAddress: number, length: number, operation: string, feature: Feature = "rma"): void {
-    // UCX answers a missing feature with UCS_ERR_INVALID_PARAM and a log line; say which.
-    if (!this.worker.features.includes(feature)) {
-      throw invalidArgument(`${operation} needs the '${feature}' feature (Worker.create({ features: [..., '${feature}'] }))`);
-    }
-    if (!(rkey instanceof RemoteKey)) throw invalidArgument(`${operation}: rkey must be a RemoteKey (from ep.unpackRkey)`);
-    if (rkey.endpointId !== this.id) throw invalidArgument(`${operation}: the remote key was unpacked for another endpoint`);
-    rkey.check(remoteAddress, length, operation);
+    return this.#rma.unpackRkey(packed);
   }
 
   /** Write `buffer` into the peer's memory at `remoteAddress` (inside `rkey`'s region). */
   put(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
     if (isDeviceBuffer(buffer)) return sendFromDevice(buffer, { host: (bytes) => this.put(bytes, remoteAddress, rkey) });
-    return this.rma(Op.Put, "put", buffer, remoteAddress, rkey);
+    this.assertUsable();
+    return this.#rma.rma(Op.Put, "put", buffer, remoteAddress, rkey);
   }
 
   /** Read the peer's memory at `remoteAddress` into `buffer` (its length says how much). */
   get(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.get(bytes, remoteAddress, rkey), () => buffer.size);
-    return this.rma(Op.Get, "get", buffer, remoteAddress, rkey);
-  }
-
-  private rma(op: number, operation: string, buffer: BufferLike, remoteAddress: number, rkey: RemoteKey): Promise<void> {
     this.assertUsable();
-    const bytes = asBytes(buffer);
-    this.checkKey(rkey, remoteAddress, bytes.length, operation);
-    const p = this.track(
-      this.worker.request(
-        submission({ op, target: this.id, address: this.worker.addressOf(bytes), length: bytes.length, handle: remoteAddress, flags: rkey.id }),
-        bytes,
-        op === Op.Put ? "ucp_put_nbx" : "ucp_get_nbx",
-        () => undefined,
-      ),
-    );
-    return rkey.inFlight.hold(this.worker.holdMemory(bytes, p));
+    return this.#rma.rma(Op.Get, "get", buffer, remoteAddress, rkey);
   }
 
   /**
@@ -384,47 +300,7 @@ export class Endpoint {
    */
   atomic(op: AtomicOp, remoteAddress: number, rkey: RemoteKey, value: number | bigint, options: AtomicOptions = {}): Promise<number | bigint | undefined> {
     this.assertUsable();
-    const opcode = ATOMIC_OPS[op];
-    if (opcode === undefined) throw invalidArgument(`atomic: op must be one of ${Object.keys(ATOMIC_OPS).join(", ")}, got '${op}'`);
-    const bits = options.bits ?? 64;
-    if (bits !== 32 && bits !== 64) throw invalidArgument(`atomic: bits must be 32 or 64, got ${bits}`);
-    const size = bits / 8;
-    this.checkKey(rkey, remoteAddress, size, "atomic", bits === 64 ? "amo64" : "amo32");
-    if (remoteAddress % size !== 0) throw invalidArgument(`atomic: remote address ${remoteAddress} is not aligned to ${size} bytes`);
-    const fetch = op === "swap" || op === "cswap" || options.fetch === true;
-    if (op === "cswap" && options.compare === undefined) throw invalidArgument("atomic: cswap needs options.compare");
-    // Operand at 0, reply at 8, the old value comes out in the reply. For cswap UCX reads the
-    // compare value from the operand and the new value from the reply (ucp.h, "Atomic
-    // Operations Semantic": Result=Y; if (X==Y) then Y=Z, X = buffer, Z = reply_buffer).
-    const scratch = new Uint8Array(16);
-    const view = new DataView(scratch.buffer);
-    const write = (at: number, v: number | bigint, what: string) => {
-      const word = atomicOperand(v, bits, what);
-      if (bits === 64) view.setBigUint64(at, word, true);
-      else view.setUint32(at, Number(word), true);
-    };
-    if (op === "cswap") {
-      write(0, options.compare!, "compare");
-      write(8, value, "value");
-    } else write(0, value, "value");
-    const p = this.track(
-      this.worker.request(
-        submission({
-          op: Op.Atomic,
-          target: this.id,
-          address: this.worker.addressOf(scratch),
-          length: size,
-          handle: remoteAddress,
-          flags: rkey.id,
-          tagLo: opcode,
-          tagHi: fetch ? 1 : 0,
-        }),
-        scratch,
-        "ucp_atomic_op_nbx",
-        () => (fetch ? (bits === 64 ? view.getBigUint64(8, true) : view.getUint32(8, true)) : undefined),
-      ),
-    );
-    return rkey.inFlight.hold(p);
+    return this.#rma.atomic(op, remoteAddress, rkey, value, options);
   }
 
   /**

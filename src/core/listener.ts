@@ -15,7 +15,17 @@ import { UcxError } from "./errors.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
 import type { HelloServer } from "./hello/server.ts";
 import { ipv4String } from "./sockaddr.ts";
-import type { Worker } from "./worker.ts";
+
+/**
+ * What a listener needs of the worker that made it (worker.ts implements it), declared here so
+ * that the listener never imports the worker above it.
+ */
+export interface ListenerHost {
+  readonly errorHandling: ErrorHandling;
+  /** Create the endpoint of an accepted UCX connection request. */
+  accept(connRequest: number, errorHandling: ErrorHandling, remote: { host: string; port: number }): Promise<Endpoint>;
+  closeListener(id: number): Promise<void>;
+}
 
 /** What the listening port speaks: ucx-ts's hello (default) or UCX's own sockaddr protocol. */
 export type ConnectProtocol = "hello" | "ucx";
@@ -69,7 +79,8 @@ export class Listener implements AsyncIterable<Endpoint> {
 
   /** @internal Made by `Worker.listen`. */
   constructor(
-    readonly worker: Worker,
+    /** The worker that made this listener (typed by what the listener needs of it). */
+    readonly worker: ListenerHost,
     readonly id: number,
     private readonly options: ListenOptions,
   ) {

@@ -16,12 +16,12 @@ import type { Transport } from "./instance.ts";
 import type { OpLike } from "./op.ts";
 import type { CallFacts, DecisionTree } from "./ppool.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
-import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type StartOptions } from "./request.ts";
-import type { UcgContext } from "./context.ts";
+import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type RequestGroup, type StartOptions } from "./request.ts";
+import type { GroupContext } from "./group-context.ts";
 
 type Normalized = ReturnType<typeof normalize>;
 
-export class Group {
+export class Group implements RequestGroup {
   readonly rank: number;
   readonly size: number;
   /** The decision trees with the member-count questions answered (seed: prune per group). */
@@ -38,7 +38,7 @@ export class Group {
   private readonly sendHeaders = new Map<number, bigint>();
   private readonly recvHeaders = new Map<number, bigint[]>();
 
-  constructor(readonly context: UcgContext, readonly id: number, readonly members: readonly number[]) {
+  constructor(readonly context: GroupContext<Group>, readonly id: number, readonly members: readonly number[]) {
     this.rank = members.indexOf(context.rte.rank);
     this.size = members.length;
     this.trees = context.ppool.treesFor(this.size);

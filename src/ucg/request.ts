@@ -10,8 +10,8 @@ import type { CollType } from "./coll-type.ts";
 import { datatypeOf, type CollectiveArray, type Datatype } from "./datatype.ts";
 import { resolveOp, type OpLike, type ResolvedOp } from "./op.ts";
 import { PlanInstance } from "./instance.ts";
-import type { PlanTemplate } from "./plans/base/plan_base.ts";
-import type { Group } from "./group.ts";
+import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
+import type { Transport } from "./instance.ts";
 
 /** A collective's arguments. Roots are ranks in the group (seed: "interface conventions"). */
 export interface CollectiveSpec {
@@ -21,6 +21,19 @@ export interface CollectiveSpec {
   readonly root?: number;
   /** Run this plan id of the collective rather than the decision tree's pick (refused if it cannot run the call). */
   readonly plan?: number;
+}
+
+/**
+ * What a request needs of its group (group.ts implements it): declared here so that request.ts
+ * does not import group.ts, which imports request.ts.
+ */
+export interface RequestGroup {
+  readonly rank: number;
+  readonly size: number;
+  /** The plan for this call: its template, the shared constant part, and scratch memory. */
+  planFor(coll: CollType, n: ReturnType<typeof normalize>, plan?: number): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray };
+  /** Runs `body` after the group's earlier requests, with the group's transport. */
+  enqueue(body: (t: Transport, c: AbortController) => Promise<CollectiveResult>, coll: CollType, options: StartOptions): Promise<CollectiveResult>;
 }
 
 export interface StartOptions {
@@ -117,7 +130,7 @@ export class CollectiveRequest {
   /** Per-step times (ms) of the last start, when `measurePhases` was set. */
   phaseTimes: number[] | undefined;
 
-  constructor(readonly group: Group, readonly coll: CollType, spec: CollectiveSpec, options: { measurePhases?: boolean } = {}) {
+  constructor(readonly group: RequestGroup, readonly coll: CollType, spec: CollectiveSpec, options: { measurePhases?: boolean } = {}) {
     const n = normalize(coll, spec, group.rank, group.size);
     this.result = n.result;
     const { template, constant, scratch } = group.planFor(coll, n, spec.plan);

@@ -16,7 +16,7 @@ const SECRET = "a test secret of 32 bytes, fixed";
 const host = "127.0.0.1";
 
 /** The server worker's live endpoints (to show that a refused peer created none). */
-const endpointCount = (w: Worker) => (w as unknown as { endpoints: Map<number, Endpoint> }).endpoints.size;
+const endpointCount = (w: Worker) => w.endpointCount;
 
 interface Setup {
   server: Worker;

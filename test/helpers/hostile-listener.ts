@@ -109,9 +109,10 @@ const both = <T>(p: Promise<T>) => server.settled(client.settled(p));
 const [accepted, ep] = await both(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port, protocol: protocol as "hello" })]));
 const into = new Uint8Array(5);
 const back = new Uint8Array(5);
-const recvOn = (e: typeof ep, b: Uint8Array) => (protocol === "ucx" ? e.worker.recv(b, 7) : e.recv(b, 7));
-await both(Promise.all([recvOn(accepted, into), ep.send(new TextEncoder().encode("hello"), 7)]));
-await both(Promise.all([recvOn(ep, back), accepted.send(new TextEncoder().encode("olleh"), 7)]));
+// A "ucx" endpoint has no receive of its own: its worker's receive takes the message.
+const recvOn = (w: typeof server, e: typeof ep, b: Uint8Array) => (protocol === "ucx" ? w.recv(b, 7) : e.recv(b, 7));
+await both(Promise.all([recvOn(server, accepted, into), ep.send(new TextEncoder().encode("hello"), 7)]));
+await both(Promise.all([recvOn(client, ep, back), accepted.send(new TextEncoder().encode("olleh"), 7)]));
 const echo = new TextDecoder().decode(into) + "/" + new TextDecoder().decode(back);
 await both(Promise.all([server.close(), client.close()]));
 process.stdout.write(JSON.stringify({ hostile, cycles, errors, echo, otherPorts: otherPorts.length }) + "\n");

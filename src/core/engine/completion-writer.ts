@@ -2,7 +2,7 @@
  * The executor's side of the completion ring: writes each completion as a record, keeping any
  * that do not fit (the application thread is slow to drain) in order until there is space.
  */
-import type { Completion } from "./executor.ts";
+import type { Completion } from "./records.ts";
 import { DONE } from "./records.ts";
 import type { Ring } from "./ring.ts";
 

@@ -1,11 +1,13 @@
 /**
  * What the executor lends the modules that run one family of operations for it
- * (remote-memory.ts, active-messages.ts): UCX, the worker, the endpoints, and its ways of
- * reporting and tracking requests. One thread, one executor: nothing here is shared.
+ * (tag-operations.ts, endpoint-operations.ts, listener-operations.ts, batch-operations.ts,
+ * remote-memory.ts, active-messages.ts): UCX, the worker, the endpoints, and its ways of
+ * reporting and tracking requests. One thread, one executor: nothing here is shared. Declared
+ * here, below the executor, so that those modules never import executor.ts.
  */
 import type { Pointer, Ucx } from "../../ffi/index.ts";
 import type { OutSlots } from "../out-slots.ts";
-import type { Completion } from "./executor.ts";
+import type { Completion } from "./records.ts";
 import type { PartDone } from "./multi-transfer.ts";
 import type { Payload } from "./payload.ts";
 
@@ -39,6 +41,10 @@ export interface OpHost {
   endpointIdOf(handle: Pointer): number;
   /** Report request `id` finished. */
   done(id: number, status: number, value?: number): void;
+  /** Report request `id` finished with a value and a tag (receives, probes). */
+  emitRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void;
+  /** The memory handle of registration `memory` (remote-memory.ts), or 0. */
+  memh(memory: number): Pointer;
   /** The `ucs_status_ptr_t` of a non-blocking call: false when it completed in place. */
   track(id: number, result: Pointer, endpoint: number): boolean;
   /** ucp_request_param_t with these op_attr_mask and flags. */

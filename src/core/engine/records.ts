@@ -113,6 +113,17 @@ export const CompletionKind = {
 } as const;
 export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind];
 
+/** One completion as the executor reports it; the mode writes it into the completion ring (DONE). */
+export interface Completion {
+  kind: CompletionKind;
+  id: number;
+  status: number;
+  value: number;
+  tagLo: number;
+  tagHi: number;
+  aux: number;
+}
+
 /** Endpoint flags in a submission. */
 export const EP_FLAG_ERR_PEER = 1;
 /** Send flags (tag and stream sends): how the bytes travel (proto/protocols.ts). */

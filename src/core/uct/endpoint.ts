@@ -18,12 +18,13 @@ import { invalidArgument, UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
 import type { UctCompletion } from "./completion.ts";
-import type { UctInterface, UctInterfaceAddress } from "./interface.ts";
+import type { UctInterfaceAddress } from "./interface-address.ts";
+import type { UctOps } from "./ops.ts";
 import type { UctMemory, UctRemoteKey } from "./memory.ts";
 import { nativeCallbacks, type PackSource } from "./native-callbacks.ts";
 import { addressOfView } from "./native-memory.ts";
 import { bcopyResult, sendStatus, UCS_INPROGRESS, UCS_OK, type UctSendStatus } from "./status.ts";
-import type { UctAtomicOpName } from "./transport-attributes.ts";
+import type { UctAtomicOpName, UctTransportAttributes } from "./transport-attributes.ts";
 
 /** One zero-copy segment: a buffer, with the registration it lies in when the transport needs one. */
 export interface UctIovEntry {
@@ -43,6 +44,20 @@ const ATOMIC_OPCODE: Record<UctAtomicOpName, number> = {
 const IOV_SIZE = 40; // uct_iov_t (layout table)
 const PENDING_REQ_SIZE = 48; // uct_pending_req_t
 
+/**
+ * What an endpoint uses of its interface (interface.ts's UctInterface implements it; declared
+ * here so that endpoint.ts does not import interface.ts, which creates endpoints).
+ */
+export interface UctEndpointInterface {
+  /** The `uct_iface_h`. */
+  readonly iface: Pointer;
+  readonly transport: string;
+  readonly attributes: UctTransportAttributes;
+  readonly capabilitySet: ReadonlySet<string>;
+  readonly ops: UctOps;
+  readonly endpoints: Set<UctEndpoint>;
+}
+
 export class UctEndpoint {
   private destroyed = false;
   /** Buffers of operations still in flight without a completion of their own, until a flush completes. */
@@ -51,14 +66,14 @@ export class UctEndpoint {
   private readonly resultAddress: Pointer;
 
   private constructor(
-    readonly iface: UctInterface,
+    readonly iface: UctEndpointInterface,
     /** The `uct_ep_h`. */
     readonly handle: Pointer,
   ) {
     this.resultAddress = ucx().addressOf(this.result);
   }
 
-  static create(iface: UctInterface, peer: UctInterfaceAddress | undefined): UctEndpoint {
+  static create(iface: UctEndpointInterface, peer: UctInterfaceAddress | undefined): UctEndpoint {
     const u = ucx();
     const params = u.struct("uct_ep_params_t");
     let mask = C.UCT_EP_PARAM_FIELD_IFACE;

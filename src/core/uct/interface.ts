@@ -24,12 +24,10 @@ import { bindOps, type UctOps } from "./ops.ts";
 import { sendStatus, type UctSendStatus } from "./status.ts";
 import { transportAttributes, type UctTransportAttributes } from "./transport-attributes.ts";
 import type { UctWorker } from "./worker.ts";
+import type { UctInterfaceAddress } from "./interface-address.ts";
 
 /** What a peer needs to reach an interface. */
-export interface UctInterfaceAddress {
-  readonly deviceAddress: Uint8Array;
-  readonly interfaceAddress: Uint8Array;
-}
+export type { UctInterfaceAddress } from "./interface-address.ts";
 
 export class UctInterface {
   private closed = false;

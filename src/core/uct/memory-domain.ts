@@ -7,7 +7,13 @@ import { DEVICE_TYPE_NAMES, UCX_CONSTANTS as C, type Pointer } from "../../ffi/i
 import { UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
-import type { UctComponent } from "./component.ts";
+
+/** The component a memory domain belongs to (component.ts's UctComponent; declared here, below it). */
+export interface UctComponentRef {
+  /** The `uct_component_h`. */
+  readonly handle: Pointer;
+  readonly name: string;
+}
 
 /** One transport on one device, as `uct_md_query_tl_resources` lists it. */
 export interface UctTransportResource {
@@ -36,7 +42,7 @@ export class UctMemoryDomain {
   readonly memories: Set<{ release(): void }> = new Set();
 
   private constructor(
-    readonly component: UctComponent,
+    readonly component: UctComponentRef,
     readonly name: string,
     /** The `uct_md_h`. */
     readonly handle: Pointer,
@@ -44,7 +50,7 @@ export class UctMemoryDomain {
     this.attributes = this.query();
   }
 
-  static open(component: UctComponent, name: string): UctMemoryDomain {
+  static open(component: UctComponentRef, name: string): UctMemoryDomain {
     const u = ucx();
     const out = new OutSlots(1);
     check(u.uct_md_config_read(component.handle, null, null, out.address()), `uct_md_config_read(${name})`);

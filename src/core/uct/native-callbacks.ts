@@ -11,7 +11,11 @@
 import { callbackTypes, UCX_CONSTANTS, type NativeCallback, type Pointer } from "../../ffi/index.ts";
 import { ucx } from "../library.ts";
 import { callUserCallback } from "../user-callback.ts";
-import type { UctCompletion } from "./completion.ts";
+
+/** What the completion callback calls (completion.ts's UctCompletion; declared here, below it). */
+export interface CompletionTarget {
+  fire(): void;
+}
 
 /** What an am_bcopy/put_bcopy packs: a buffer, or a function writing into UCT's buffer. */
 export type PackSource = Uint8Array | ((dest: Uint8Array) => number);
@@ -33,7 +37,7 @@ export interface NativeCallbacks {
   readonly pack: Pointer;
   readonly unpack: Pointer;
   readonly am: Pointer;
-  readonly completions: Map<Pointer, UctCompletion>;
+  readonly completions: Map<Pointer, CompletionTarget>;
   readonly pendingRequests: Map<Pointer, PendingEntry>;
   /** Pack sources by token (bcopy packs inside the call, but a token keeps nesting honest). */
   readonly packSources: Map<number, { source: PackSource; max: number }>;
@@ -49,7 +53,7 @@ const keep: NativeCallback[] = [];
 export function nativeCallbacks(): NativeCallbacks {
   if (instance) return instance;
   const u = ucx();
-  const completions = new Map<Pointer, UctCompletion>();
+  const completions = new Map<Pointer, CompletionTarget>();
   const pendingRequests = new Map<Pointer, PendingEntry>();
   const packSources = new Map<number, { source: PackSource; max: number }>();
   const unpackTargets = new Map<number, Uint8Array>();

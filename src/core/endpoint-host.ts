@@ -1,0 +1,52 @@
+/**
+ * What an endpoint needs of the worker that made it (worker.ts implements it). Defined here,
+ * below both, so that endpoint.ts never imports worker.ts: the worker sits above its endpoints
+ * and listeners, and they reach it only through this.
+ */
+import type { AmInbox, AmMessage } from "./am/inbox.ts";
+import type { Feature } from "./context.ts";
+import type { DrainHost } from "./endpoint-drain.ts";
+import type { Submission } from "./engine/engine.ts";
+import type { UcxError } from "./errors.ts";
+import type { SendPath } from "./proto/send-path.ts";
+import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
+import type { Tag } from "./tag.ts";
+import type { BufferLike } from "./buffers.ts";
+import type { DeviceBuffer } from "./cuda/device-buffer.ts";
+
+/** A request as the worker hands it back: its id (for tracking) and its Promise. */
+export interface Submitted<T> {
+  readonly id: number;
+  readonly promise: Promise<T>;
+}
+
+export interface EndpointHost extends DrainHost {
+  readonly closed: boolean;
+  /** The UCP features of the worker's context (an operation checks its own is there). */
+  readonly features: readonly Feature[];
+  /** Sends' protocol selection (proto/send-path.ts). */
+  readonly sendPath: SendPath;
+  /** Submit `s` as a request: `keep` stays referenced until UCX is done (Worker.request). */
+  request<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number) => T,
+    onError?: (status: number, value: number) => UcxError | undefined,
+  ): Submitted<T>;
+  /** Await `p`, progressing the worker meanwhile in polling and blocking modes. */
+  settled<T>(p: Promise<T>): Promise<T>;
+  addressOf(bytes: Uint8Array): number;
+  newObjectId(): number;
+  /** Request `id` belongs to endpoint `owner` (a receive when `receive`). */
+  ownRequest(id: number, owner: object, receive?: boolean): void;
+  exposeRequest(id: number, promise: Promise<unknown>): void;
+  cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce?: boolean, operation?: string): void;
+  holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean): Submitted<RecvResult>;
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;
+  amInbox(endpointId: number): AmInbox;
+  amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;
+  /** The endpoint is closed: forget it (and release its receive scope). */
+  forgetEndpoint(id: number): void;
+}

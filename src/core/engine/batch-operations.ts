@@ -1,0 +1,115 @@
+/**
+ * Multi-buffer batches on the executor's thread (multi-transfer.ts holds their logic): each
+ * batch by its request id until its one completion, the receives waiting for their first
+ * header, and the part poster a batch sends and receives its messages with. Parts are plain
+ * tag messages, checked oldest first per batch (request-tracker.ts).
+ */
+import { ptrIsError, type Pointer } from "../../ffi/index.ts";
+import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
+import type { OpHost, OwnedRequest } from "./op-host.ts";
+import type { Payload } from "./payload.ts";
+import { tagArgument } from "./records.ts";
+import type { RequestTracker } from "./request-tracker.ts";
+import type { TagOperations } from "./tag-operations.ts";
+
+const UCS_OK = 0;
+const UCS_INPROGRESS = 1;
+const UCS_ERR_NO_MESSAGE = -1;
+const UCS_ERR_NOT_CONNECTED = -24;
+
+export class BatchOperations {
+  /** Multi-buffer batches by request id, until their one completion. */
+  private readonly batches = new Map<number, MultiSend | MultiReceive>();
+  private readonly queues = new MultiReceiveQueues();
+  readonly parts: PartPoster;
+
+  constructor(
+    private readonly h: OpHost,
+    private readonly tracker: RequestTracker,
+    private readonly tags: TagOperations,
+  ) {
+    this.parts = {
+      sendPart: (owner, ep, address, length, tagLo, tagHi, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone),
+      recvPart: (owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone, ifQueued) =>
+        this.recvPart(owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone, ifQueued),
+      cancelParts: (owner) => tracker.cancelParts(h.worker, owner),
+      addressOf: (bytes) => h.u.addressOf(bytes),
+      view: (address, length) => h.u.view(address, length),
+    };
+  }
+
+  /** No batch waits for its completion (takeover: see Executor.canLend). */
+  get idle(): boolean {
+    return this.batches.size === 0;
+  }
+
+  multiSend(id: number, ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
+    const e = this.h.endpoint(ep);
+    if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.h.done(id, e.failed);
+    const batch = new MultiSend(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
+    this.batches.set(id, batch);
+    batch.start(ep, descriptor, count, tagLo, tagHi);
+  }
+
+  multiRecv(id: number, tag: [number, number, number, number], limits: { maxBytes: number; maxHeaders: number }, ifQueued: boolean): void {
+    const batch = new MultiReceive(
+      this.parts,
+      id,
+      tag,
+      limits,
+      (bid, status, value, payload) => this.batchDone(bid, status, value, payload),
+      (r) => this.queues.release(r),
+      ifQueued,
+    );
+    this.batches.set(id, batch);
+    this.queues.add(batch, tag);
+  }
+
+  /** Cancel batch `id`, if it is one (a receive waiting for its first header ends at once). */
+  cancel(id: number): void {
+    const batch = this.batches.get(id);
+    if (batch instanceof MultiReceive && this.queues.isWaiting(batch)) {
+      this.queues.release(batch);
+      batch.cancelQueued();
+    } else batch?.cancel();
+  }
+
+  private batchDone(id: number, status: number, value: number, payload?: Payload): void {
+    this.batches.delete(id);
+    if (payload) this.h.deliver(payload); // first: the application takes it when the completion arrives
+    this.h.done(id, status, value);
+  }
+
+  private sendPart(owner: object, ep: number, address: number, length: number, tagLo: number, tagHi: number, onDone: PartDone): void {
+    const e = this.h.endpoint(ep);
+    if (!e) return onDone(UCS_ERR_NOT_CONNECTED, 0, 0, 0);
+    if (e.failed) return onDone(e.failed, 0, 0, 0);
+    const r: Pointer = this.h.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.h.params(0));
+    if (r === 0) return onDone(UCS_OK, length, 0, 0);
+    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
+    this.tracker.queuePart(owner, { request: r, kind: "send", onDone });
+  }
+
+  private recvPart(
+    owner: object,
+    address: number,
+    length: number,
+    tagLo: number,
+    tagHi: number,
+    maskLo: number,
+    maskHi: number,
+    onDone: PartDone,
+    ifQueued: boolean,
+  ): void {
+    if (ifQueued && !this.tags.queued(tagLo, tagHi, maskLo, maskHi)) return onDone(UCS_ERR_NO_MESSAGE, 0, 0, 0);
+    const r = this.tags.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
+    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
+    const part: OwnedRequest = { request: r, kind: "tagRecv", onDone };
+    // Already matched (an unexpected message was waiting) and the queue is empty: finish now.
+    if (this.tracker.partsIdle(owner) && this.h.u.ucp_request_check_status(r) !== UCS_INPROGRESS) {
+      return this.tracker.finishPart(part, this.h.u.ucp_request_check_status(r));
+    }
+    this.tracker.queuePart(owner, part);
+  }
+}

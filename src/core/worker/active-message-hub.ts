@@ -1,0 +1,95 @@
+/**
+ * A worker's active messages on the application thread: the receives (`worker.amRecv`,
+ * `ep.amRecv`), the handlers (`onAm`, `onAmCallback`), and each arriving message handed to the
+ * router (am/router.ts), which picks its handler or inbox.
+ */
+import { ownerBytes, RESERVED_OWNER } from "../am/header.ts";
+import type { AmInbox, AmMessage, AmQueueLimits } from "../am/inbox.ts";
+import { AmRouter, type AmHandler } from "../am/router.ts";
+import type { Endpoint } from "../endpoint.ts";
+import { submission } from "../engine/engine.ts";
+import { Op } from "../engine/records.ts";
+import { invalidArgument, type UcxError } from "../errors.ts";
+import type { Payload } from "../engine/payload.ts";
+import type { RequestPath } from "./request-path.ts";
+
+export class ActiveMessageHub {
+  private readonly router: AmRouter;
+  /** Receives waiting for a message: the worker stays active meanwhile. */
+  private waiting = 0;
+
+  constructor(
+    limits: Required<AmQueueLimits>,
+    private readonly path: RequestPath,
+    private readonly settled: <T>(p: Promise<T>) => Promise<T>,
+    private readonly features: () => readonly string[],
+  ) {
+    this.router = new AmRouter(limits);
+  }
+
+  /** Something waits for a message or handles them: the worker must keep progressing. */
+  get active(): boolean {
+    return this.waiting > 0 || this.router.handlerCount > 0;
+  }
+
+  /** The inbox of endpoint `id` (0: messages from senders without an endpoint here). */
+  inbox(id: number): AmInbox {
+    return this.router.inbox(id);
+  }
+
+  /** Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
+  take(id: number, signal?: AbortSignal): Promise<AmMessage> {
+    const p = this.router.take(id, signal);
+    this.waiting++;
+    this.path.updateActive();
+    const done = () => {
+      this.waiting--;
+      this.path.updateActive();
+    };
+    p.then(done, done);
+    return this.settled(p);
+  }
+
+  onAmCallback(owner: string, id: number | bigint, handler: AmHandler): () => void {
+    if (owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
+    try {
+      ownerBytes(owner);
+    } catch (e) {
+      throw invalidArgument((e as Error).message);
+    }
+    return this.addHandler(AmRouter.callbackKey(owner, id), handler);
+  }
+
+  async onAm(amId: number, handler: AmHandler): Promise<() => void> {
+    if (!Number.isInteger(amId) || amId < 1 || amId > 0xffff) throw invalidArgument(`AM id must be an integer from 1 to 65535, got ${amId}`);
+    if (!this.features().includes("am")) throw invalidArgument("active messages need the 'am' feature");
+    const off = this.addHandler(AmRouter.rawKey(amId), handler);
+    try {
+      await this.settled(this.path.request(submission({ op: Op.AmRegister, target: amId }), null, "ucp_worker_set_am_recv_handler", () => undefined).promise);
+    } catch (e) {
+      off();
+      throw e;
+    }
+    return off;
+  }
+
+  private addHandler(key: string, handler: AmHandler): () => void {
+    if (typeof handler !== "function") throw invalidArgument("the handler must be a function");
+    const off = this.router.addHandler(key, handler);
+    this.path.updateActive();
+    return () => {
+      off();
+      this.path.updateActive();
+    };
+  }
+
+  /** A message arrived (a completion record of kind AmMessage) from `endpoint`, if it is one of ours. */
+  arrived(endpointId: number, endpoint: Endpoint | undefined, status: number, payload: Payload | undefined, amId: number): void {
+    this.router.route(endpoint ? endpointId : 0, endpoint, status, payload, amId);
+  }
+
+  /** The worker is closed: waiting receives reject with `error`, handlers are dropped. */
+  closeAll(error: UcxError): void {
+    this.router.closeAll(error);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * A worker's endpoints: connecting (by worker address, by host and port through the hello or
+ * UCX's sockaddr protocol), the endpoints the hello and listeners make, and the table by id that
+ * completion records (an endpoint's error, an active message's sender) are routed through.
+ */
+import { asBytes, type BufferLike } from "../buffers.ts";
+import { Endpoint, type ErrorHandling } from "../endpoint.ts";
+import type { EndpointHost } from "../endpoint-host.ts";
+import { submission, type Submission } from "../engine/engine.ts";
+import { EP_FLAG_ERR_PEER, Op } from "../engine/records.ts";
+import { connectionError, invalidArgument, type UcxError } from "../errors.ts";
+import { connectWithHello, type HelloWorker } from "../hello/connection.ts";
+import { authWithoutHello, secretBytes, type HelloAuthOptions } from "../hello/auth.ts";
+import { ScopeTable } from "../hello/scopes.ts";
+import { describeStatus } from "../library.ts";
+import type { ConnectProtocol } from "../listener.ts";
+import { checkHost, sockaddr } from "../sockaddr.ts";
+import { checkWorkerAddress } from "../worker-address.ts";
+import { checkErrorHandling, checkProtocol } from "./options.ts";
+import { addressOf, type RequestPath } from "./request-path.ts";
+
+export type Remote = { host: string; port: number };
+
+export class EndpointTable {
+  private readonly endpoints = new Map<number, Endpoint>();
+  /** Receive scopes of endpoints made through the hello (hello/scopes.ts). */
+  readonly scopes = new ScopeTable();
+  /** This worker's plain UCX address, asked once: connect() checks peers' addresses against it. */
+  private ownAddress: Promise<Uint8Array> | undefined;
+
+  constructor(
+    /** The worker: what its endpoints and the hello are given. */
+    private readonly worker: EndpointHost & HelloWorker,
+    private readonly path: RequestPath,
+    private readonly settled: <T>(p: Promise<T>) => Promise<T>,
+  ) {}
+
+  get(id: number): Endpoint | undefined {
+    return this.endpoints.get(id);
+  }
+
+  get size(): number {
+    return this.endpoints.size;
+  }
+
+  values(): IterableIterator<Endpoint> {
+    return this.endpoints.values();
+  }
+
+  clear(): void {
+    this.endpoints.clear();
+  }
+
+  private ownUcxAddress(): Promise<Uint8Array> {
+    if (!this.ownAddress) {
+      this.ownAddress = this.path.copyOut({ op: Op.WorkerAddress }, 4096, "ucp_worker_get_address");
+      this.ownAddress.catch(() => (this.ownAddress = undefined)); // asked again next time
+    }
+    return this.ownAddress;
+  }
+
+  async connect(peer: BufferLike | (Remote & { protocol?: ConnectProtocol }), errorHandling: ErrorHandling, auth?: HelloAuthOptions): Promise<Endpoint> {
+    const secret = secretBytes(auth);
+    checkErrorHandling(errorHandling);
+    if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer) && checkProtocol(peer.protocol) === "hello") {
+      checkHost(peer.host ?? "");
+      if (!Number.isInteger(peer.port) || peer.port < 1 || peer.port > 65535) throw invalidArgument(`port must be 1..65535, got ${peer.port}`);
+      this.path.assertOpen();
+      return connectWithHello(this.worker, peer.host, peer.port, errorHandling, secret);
+    }
+    // Only the hello can check a secret: by worker address (or UCX's client) anyone may connect.
+    if (secret) throw authWithoutHello();
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const id = this.path.newObjectId();
+    let s: Submission;
+    let keep: Uint8Array;
+    let remote: Remote | undefined;
+    if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer)) {
+      remote = { host: peer.host, port: peer.port };
+      keep = await sockaddr(peer.host, peer.port);
+      s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: addressOf(keep), length: keep.length, flags });
+    } else {
+      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
+      s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(keep), length: keep.length, flags });
+    }
+    const ep = new Endpoint(this.worker, id, errorHandling, remote);
+    this.endpoints.set(id, ep);
+    try {
+      await this.settled(this.path.request(s, keep, "ucp_ep_create", () => undefined).promise);
+      // Client-server endpoints connect in the background: a flush completes when the
+      // connection is up, and fails (error handling peer) when it cannot be made.
+      if (remote) await ep.flush();
+    } catch (e) {
+      this.endpoints.delete(id);
+      await ep.close({ force: true }).catch(() => {});
+      const status = (e as UcxError).status;
+      throw remote && status !== undefined ? connectionError(status, remote.host, remote.port, describeStatus) : e;
+    }
+    return ep;
+  }
+
+  /** See Worker.endpointByAddress: submitted now, in the order the hello's pairing needs. */
+  byAddress(address: Uint8Array, errorHandling: ErrorHandling, remote: Remote, scopes: { scope: number; peerScope: number }): { endpoint: Endpoint; created: Promise<void> } {
+    const id = this.path.newObjectId();
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes);
+    this.endpoints.set(id, ep);
+    const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
+    const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).catch((e: unknown) => {
+      this.forget(id);
+      throw e;
+    });
+    return { endpoint: ep, created };
+  }
+
+  /** An endpoint accepted by a listener (`conn_request` from its handler). */
+  async accept(connRequest: number, errorHandling: ErrorHandling, remote: Remote): Promise<Endpoint> {
+    const id = this.path.newObjectId();
+    const ep = new Endpoint(this.worker, id, errorHandling, remote);
+    this.endpoints.set(id, ep);
+    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+    try {
+      await this.settled(
+        this.path.request(submission({ op: Op.EndpointCreateConnRequest, target: id, handle: connRequest, flags }), null, "ucp_ep_create", () => undefined)
+          .promise,
+      );
+    } catch (e) {
+      this.endpoints.delete(id);
+      throw e;
+    }
+    return ep;
+  }
+
+  /** The endpoint is closed: forget it and release its receive scope. */
+  forget(id: number): void {
+    const scope = this.endpoints.get(id)?.scope;
+    if (scope !== undefined) this.scopes.release(scope);
+    this.endpoints.delete(id);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The one path every operation of a worker takes on the application thread: a request is made
+ * (its buffers pinned in the table of live requests, requests.ts), its submission record goes to
+ * the engine, and its completion settles the Promise. Also what a request may meet on the way
+ * (an early settle, a cancel, an AbortSignal) and whether the worker has anything outstanding,
+ * which decides if the engine keeps the process alive and progressing.
+ */
+import { abortError } from "../abort.ts";
+import type { Engine, Submission } from "../engine/engine.ts";
+import { submission } from "../engine/engine.ts";
+import { Op } from "../engine/records.ts";
+import { backend } from "../../ffi/index.ts";
+import { UcxError } from "../errors.ts";
+import { describeStatus } from "../library.ts";
+import { Requests } from "../requests.ts";
+import type { Submitted } from "../endpoint-host.ts";
+
+const UCS_OK = 0;
+const UCS_ERR_CANCELED = -16;
+const UCS_ERR_BUFFER_TOO_SMALL = -11;
+
+/** The address UCX is given for `bytes` (the caller keeps `bytes` referenced until UCX is done). */
+export function addressOf(bytes: Uint8Array): number {
+  return backend().addressOf(bytes);
+}
+
+export class RequestPath {
+  /** Set once the engine has started (Worker.create); nothing is submitted before. */
+  engine!: Engine;
+  readonly requests = new Requests();
+  #nextObjectId = 1;
+  /** `close()` was called. */
+  #closing = false;
+  /** The engine has stopped: UCX is gone. */
+  #stopped = false;
+
+  constructor(
+    /** Anything besides requests that keeps the worker active (listeners, AM receives and handlers). */
+    private readonly otherActivity: () => boolean,
+    /** Await through the worker's progress driver (progress-driver.ts). */
+    private readonly settled: <T>(p: Promise<T>) => Promise<T>,
+  ) {}
+
+  /** The worker is closing or closed: no new operation starts. */
+  get closed(): boolean {
+    return this.#stopped || this.#closing;
+  }
+
+  /** The engine has stopped (the end of `close()`). */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  markClosing(): void {
+    this.#closing = true;
+    this.requests.markClosing();
+  }
+
+  markStopped(): void {
+    this.#stopped = true;
+  }
+
+  assertOpen(): void {
+    if (this.#stopped || this.#closing) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+  }
+
+  /** A new id for an object the executor keeps by id (endpoint, listener, memory, key). */
+  newObjectId(): number {
+    return this.#nextObjectId++;
+  }
+
+  /** Tell the engine whether anything is outstanding (it then keeps the process alive). */
+  updateActive(): void {
+    this.engine.setActive(this.requests.size > 0 || this.otherActivity());
+  }
+
+  /**
+   * Submit `s` as a request and return its Promise. `keep` stays referenced until the
+   * completion arrives; `onOk` turns a successful completion into the result.
+   */
+  request<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number) => T,
+    onError?: (status: number, value: number) => UcxError | undefined,
+    /** Runs when the completion arrives, even for a request settled early (payload hand-over). */
+    onArrive?: (id: number, status: number) => void,
+    /** The caller settles it at once (see Engine.submit): hand it to UCX now. */
+    now = false,
+  ): Submitted<T> {
+    this.assertOpen();
+    let resolve!: (v: T) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const id = this.requests.add((status, value, tagLo, tagHi) => {
+      if (status === UCS_OK) {
+        try {
+          resolve(onOk(value, tagLo, tagHi));
+        } catch (e) {
+          reject(e);
+        }
+      } else {
+        // The worker's close fails a receive nobody awaits (a forgotten one, a listener's): its
+        // rejection must not end the process as an unhandled one. Awaited, it still throws.
+        // (Asked of the table: in polling mode the close reaches here before `closing` is set.)
+        if (this.requests.closing) promise.catch(() => {});
+        reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
+      }
+      this.updateActive();
+    }, keep, onArrive && ((status) => onArrive(id, status)), (reason) => {
+      reject(reason);
+      this.updateActive();
+    });
+    try {
+      // `s` is the caller's fresh submission() object: completed in place, not copied.
+      (s as Submission).request = id;
+      this.engine.submit(s as Submission, now);
+    } catch (e) {
+      this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it
+      promise.catch(() => {});
+      throw e;
+    }
+    this.updateActive();
+    return { id, promise };
+  }
+
+  /** Submit without a request (cancel, reject, unmap). */
+  post(s: Submission): void {
+    this.engine.submit(s);
+  }
+
+  /** A completion record of kind Request arrived. */
+  complete(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+    // A request settled early (a send that resolved on submission) ends here: the worker may
+    // now be idle, which settling did not say.
+    if (this.requests.complete(id, status, value, tagLo, tagHi)) this.updateActive();
+  }
+
+  /** Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */
+  cancel(id: number): void {
+    if (this.#stopped || !this.requests.has(id)) return;
+    this.engine.submit(submission({ op: Op.Cancel, target: id }));
+  }
+
+  /**
+   * Wire an AbortSignal to cancel request `r`: it rejects with an AbortError (abort.ts) once UCX
+   * reports it cancelled. With `rejectAtOnce` it rejects on abort even though UCX cannot cancel
+   * the operation (stream receives): the buffer then stays with UCX until the endpoint closes.
+   */
+  cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce = false, operation = "receive"): void {
+    if (!signal) return;
+    const onAbort = () => {
+      this.requests.abort(r.id, abortError(signal, operation), rejectAtOnce);
+      this.cancel(r.id);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    // One signal may serve thousands of receives: let go of each listener when its request ends.
+    const off = () => signal.removeEventListener("abort", onAbort);
+    r.promise.then(off, off);
+  }
+
+  /**
+   * Bytes the executor copies out of UCX (worker address, packed remote key) into a buffer of
+   * ours: the executor answers UCS_ERR_BUFFER_TOO_SMALL with the size needed, and we ask again.
+   */
+  async copyOut(fields: Partial<Submission> & { op: number }, capacity: number, operation: string): Promise<Uint8Array> {
+    for (;;) {
+      const out = new Uint8Array(capacity);
+      const { promise } = this.request(
+        submission({ ...fields, address: addressOf(out), length: capacity }),
+        out,
+        operation,
+        (length) => out.slice(0, length),
+        (status, needed) => {
+          if (status === UCS_ERR_BUFFER_TOO_SMALL) capacity = needed;
+          return undefined;
+        },
+      );
+      try {
+        return await this.settled(promise);
+      } catch (e) {
+        if ((e as UcxError).code !== "UCS_ERR_BUFFER_TOO_SMALL") throw e;
+      }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Tag matching on the application thread: a worker's receives and probes (`worker.recv`,
+ * `recvMulti`, `probe`), which endpoints made through the hello also use with their receive
+ * scope (tag.ts, "scoped endpoints").
+ */
+import { abortError } from "../abort.ts";
+import { asBytes, type BufferLike } from "../buffers.ts";
+import type { Submitted } from "../endpoint-host.ts";
+import { submission } from "../engine/engine.ts";
+import type { Payload } from "../engine/payload.ts";
+import { MULTI_FLAG_IF_QUEUED, Op } from "../engine/records.ts";
+import { UcxError } from "../errors.ts";
+import { describeStatus } from "../library.ts";
+import { checkLimits, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "../receive-options.ts";
+import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "../tag.ts";
+import { addressOf, type RequestPath } from "./request-path.ts";
+import type { DeviceBuffer } from "../cuda/device-buffer.ts";
+import { framesToDevice } from "../cuda/transfers.ts";
+
+const UCS_ERR_MESSAGE_TRUNCATED = -9;
+
+export class TagReceives {
+  constructor(
+    private readonly path: RequestPath,
+    private readonly settled: <T>(p: Promise<T>) => Promise<T>,
+    /** The worker's default limits of a multi-buffer receive (WorkerOptions.multi). */
+    private readonly multiLimits: Required<MultiLimits>,
+    /** Takes a multi-receive's frames from the engine when its completion arrives. */
+    private readonly takePayload: (id: number) => Payload | undefined,
+  ) {}
+
+  /**
+   * The receive, with its request id (endpoints track theirs). With `scope` (an endpoint made
+   * through the hello) it matches that receive scope exactly and the user's tag under the user's
+   * mask, and reports the sender's tag without the scope. With `ifQueued` (a failed endpoint past
+   * its drain) it is posted only if UCX holds a match.
+   */
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): Submitted<RecvResult> {
+    const bytes = asBytes(buffer);
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(mask, "tag mask") : scopedMaskWords(mask);
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recv")) };
+    const r = this.path.request(
+      submission({ op: ifQueued ? Op.TagRecvIfQueued : Op.TagRecv, address: addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
+      bytes,
+      "ucp_tag_recv_nbx",
+      (length, lo, hi) => ({ tag: scope === undefined ? joinTag(lo, hi) : unscopedTag(lo, hi), length }),
+      (status, length) =>
+        status === UCS_ERR_MESSAGE_TRUNCATED
+          ? new UcxError(
+              "UCS_ERR_MESSAGE_TRUNCATED",
+              `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${bytes.length}-byte buffer`,
+              { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
+            )
+          : undefined,
+    );
+    this.path.cancelOnAbort(r, options.signal, false, "recv");
+    return r;
+  }
+
+  /**
+   * The multi-receive, with its request id (endpoints track theirs); `scope` and `ifQueued` as in
+   * `tagRecv`. The batch's later messages are received with the header's full tag, scope included.
+   */
+  tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued = false): Submitted<(Uint8Array | DeviceBuffer)[]> {
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(options.mask ?? FULL_MASK, "tag mask") : scopedMaskWords(options.mask ?? FULL_MASK);
+    const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recvMulti")) };
+    let payload: Payload | undefined;
+    const flags = ifQueued ? MULTI_FLAG_IF_QUEUED : 0;
+    const r = this.path.request(
+      submission({ op: Op.MultiRecv, tagLo, tagHi, maskLo, maskHi, length: maxBytes, handle: maxHeaders, flags }),
+      null,
+      "recvMulti",
+      () => {
+        if (!payload?.buffers) throw new UcxError("UCX_TS_CLOSED", "recvMulti: the frames did not come back from the progress engine");
+        const frames = payload.buffers.map((b) => new Uint8Array(b));
+        // Frames the sender marked device memory go onto the GPU only for a caller that takes them there.
+        return options.deviceFrames === "device" ? framesToDevice(frames, payload.device) : frames;
+      },
+      () => (payload?.code ? new UcxError(payload.code, `recvMulti: ${payload.message}`) : undefined),
+      (id) => (payload = this.takePayload(id)),
+    );
+    this.path.cancelOnAbort(r, options.signal, false, "recvMulti");
+    return r;
+  }
+
+  async probe(tag: Tag, mask: Tag, options: RecvOptions): Promise<RecvResult | null> {
+    const [tagLo, tagHi] = tagWords(tag);
+    const [maskLo, maskHi] = tagWords(mask, "tag mask");
+    if (options.signal?.aborted) throw abortError(options.signal, "probe");
+    const { promise } = this.path.request(
+      submission({ op: Op.TagProbe, tagLo, tagHi, maskLo, maskHi }),
+      null,
+      "ucp_tag_probe_nb",
+      (length, lo, hi): RecvResult | null => ({ tag: joinTag(lo, hi), length }),
+    );
+    try {
+      return await this.settled(promise);
+    } catch (e) {
+      if ((e as UcxError).code === "UCS_ERR_NO_MESSAGE") return null;
+      throw e;
+    }
+  }
+}
