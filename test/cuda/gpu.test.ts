@@ -15,7 +15,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { realCudart, standinCudart } from "../helpers/cuda-standin.ts";
 import { skipWithReason } from "../helpers/skip.ts";
-import { repoRoot, runtimeArgv, type ChildResult } from "../helpers/spawn.ts";
+import { repoRoot, runArgv, runtimeArgv, type ChildResult } from "../helpers/spawn.ts";
 
 const BUNDLE = process.env.UCX_TS_GPU_BUNDLE === "1";
 
@@ -26,26 +26,7 @@ function peerArgv(name: string): [string, ...string[]] {
 
 /** Run a GPU peer to its end, with a watchdog. */
 function runPeer(name: string, args: readonly string[], env: Record<string, string>, timeoutMs = 90_000): Promise<ChildResult> {
-  const [cmd, ...pre] = peerArgv(name);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, [...pre, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    const watchdog = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${name} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on("error", (e) => {
-      clearTimeout(watchdog);
-      reject(e);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(watchdog);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  return runArgv(peerArgv(name), args, { env, timeoutMs }, name);
 }
 
 const FULL = process.env.UCX_TS_GPU_FULL === "1";

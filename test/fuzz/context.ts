@@ -30,17 +30,9 @@ export interface FuzzReport {
   [detail: string]: unknown;
 }
 
-/** Seeded PRNG (mulberry32). */
-export function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+/** Seeded PRNG (mulberry32), the one the soak uses: a failure is repeated with the seed it printed. */
+import { seededRandom } from "../../scripts/soak/random.ts";
+export const seeded = seededRandom;
 
 export async function makeContext(seed: number, budgetMs: number, minInputs: number, mode: "thread" | "polling"): Promise<FuzzContext & { close(): Promise<void> }> {
   const rand = seeded(seed);

@@ -12,6 +12,8 @@ import process from "node:process";
 import { Worker, UcxError, type Endpoint } from "../../src/index.ts";
 import { crc32 } from "../../src/core/crc32.ts";
 import { drive } from "./workers.ts";
+// Seeded PRNG (mulberry32): a failing run is repeated with the seed it printed.
+import { seededRandom as random } from "../../scripts/soak/random.ts";
 
 const [name = "", mode = "thread", seedText = "1"] = process.argv.slice(2);
 setTimeout(() => {
@@ -25,17 +27,6 @@ const run = <T>(p: Promise<T>) => drive([a, b], p, 30_000);
 const ab = await run(b.address().then((x) => a.connect(x)));
 const ba = await run(a.address().then((x) => b.connect(x)));
 
-/** Seeded PRNG (mulberry32): a failing run is repeated with the seed it printed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 const seed = Number(seedText);
 const rand = random(seed);
 const int = (n: number) => Math.floor(rand() * n);

@@ -24,12 +24,22 @@ export interface ChildResult {
   readonly stderr: string;
 }
 
-export function runScript(
-  script: string,
-  args: readonly string[] = [],
-  options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
-): Promise<ChildResult> {
-  const [cmd, ...pre] = runtimeArgv(script);
+export interface RunOptions {
+  readonly env?: Record<string, string | undefined>;
+  readonly timeoutMs?: number;
+}
+
+/** Run `script` (path relative to the repo root) under the current runtime, to its end. */
+export function runScript(script: string, args: readonly string[] = [], options: RunOptions = {}): Promise<ChildResult> {
+  return runArgv(runtimeArgv(script), args, options, script);
+}
+
+/**
+ * Run `argv` + `args` from the repo root to its end, collecting its output; past `timeoutMs`
+ * (default 60 s) it is killed and the promise rejects with what it printed, named by `label`.
+ */
+export function runArgv(argv: readonly [string, ...string[]], args: readonly string[], options: RunOptions, label: string): Promise<ChildResult> {
+  const [cmd, ...pre] = argv;
   const env = { ...process.env, ...options.env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return new Promise((resolve, reject) => {
@@ -41,7 +51,7 @@ export function runScript(
     const timeoutMs = options.timeoutMs ?? 60_000;
     const watchdog = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${script} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(new Error(`${label} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, timeoutMs);
     child.on("error", (e) => {
       clearTimeout(watchdog);
