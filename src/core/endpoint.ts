@@ -81,14 +81,21 @@ export class Endpoint {
     return this.#closed;
   }
 
-  private assertUsable(): void {
-    if (this.#error) throw this.#error;
-    if (this.#closed || this.closing) throw new UcxError("UCX_TS_CLOSED", "the endpoint is closed");
+  /**
+   * Why a new operation is refused, as a rejected Promise, or undefined when it may go ahead.
+   * A refusal rejects rather than throws: a send that races the peer's failure must end like any
+   * other failed send, in the caller's `await` / `.catch`, not as a synchronous exception.
+   */
+  private refusal(): Promise<never> | undefined {
+    if (this.#error) return Promise.reject(this.#error);
+    return this.receiveRefusal();
   }
 
   /** Receives still work on a failed endpoint (what arrived can be read); not on a closed one. */
-  private assertReceivable(): void {
-    if (this.#closed || this.closing) throw new UcxError("UCX_TS_CLOSED", "the endpoint is closed");
+  private receiveRefusal(): Promise<never> | undefined {
+    if (this.#closed || this.closing) return Promise.reject(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
+    if (this.worker.closed) return Promise.reject(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
+    return undefined;
   }
 
   private track<T>(r: { id: number; promise: Promise<T> }): Promise<T> {
@@ -117,7 +124,8 @@ export class Endpoint {
    * only the peer's `ep.recv` on this connection takes it; on a raw endpoint it is UCX's 64-bit tag.
    */
   send(buffer: BufferLike | DeviceBuffer, tag: Tag): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     if (isDeviceBuffer(buffer)) {
       return sendFromDevice(buffer, { host: (bytes) => this.send(bytes, tag), direct: (address, length, keep) => this.sendAt(address, length, tag, keep) });
     }
@@ -135,7 +143,8 @@ export class Endpoint {
    * message would match), so this throws UCX_TS_UNSUPPORTED; use `worker.recv` there.
    */
   recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
-    this.assertReceivable();
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
   }
@@ -145,7 +154,8 @@ export class Endpoint {
    * straight to ucp_tag_send_nbx, never through the send path's JavaScript copies.
    */
   sendAt(address: number, length: number, tag: Tag, keep: object): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     const [tagLo, tagHi] = this.sendTagWords(tag);
     return this.track(this.worker.request(submission({ op: Op.TagSend, target: this.id, address, length, tagLo, tagHi }), keep, "ucp_tag_send_nbx", () => undefined));
   }
@@ -172,7 +182,8 @@ export class Endpoint {
    * receives them with `recvMulti(tag)` (or UCXX's `recv_multi`) without knowing count or sizes.
    */
   sendMulti(buffers: readonly Frame[], tag: Tag): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     if (!Array.isArray(buffers)) throw invalidArgument("sendMulti needs an array of buffers");
     if (buffers.some(isDeviceBuffer)) {
       return sendMultiWithDevice(buffers, (bytes) => this.send(bytes, tag), (frames, device) => this.sendFrames(frames, device, tag));
@@ -216,7 +227,8 @@ export class Endpoint {
   recvMulti(tag: Tag, options?: MultiRecvOptions & { deviceFrames?: "host" }): Promise<Uint8Array[]>;
   recvMulti(tag: Tag, options: MultiRecvOptions & { deviceFrames: "device" }): Promise<(Uint8Array | DeviceBuffer)[]>;
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
-    this.assertReceivable();
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
     return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.receiveScope("recvMulti"), this.queuedOnly));
   }
 
@@ -230,7 +242,8 @@ export class Endpoint {
    * UCXX's wrapping, to the peer's `onAm(amId)` handler (or, for 0, to its UCXX decoding).
    */
   amSend(data: BufferLike | DeviceBuffer, options: AmSendOptions = {}): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     if (isDeviceBuffer(data)) {
       if (options.amId !== undefined) throw invalidArgument("amSend: device memory goes with UCXX's AM header (its memory type), not with a raw amId");
       return amSendFromDevice(data, (bytes, memoryType) => this.amSendBytes(bytes, options, memoryType));
@@ -265,7 +278,8 @@ export class Endpoint {
    * Messages that arrived before anyone asked wait, in order, within the worker's `am` bounds.
    */
   amRecv(options: RecvOptions = {}): Promise<AmMessage> {
-    this.assertReceivable();
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
     return this.worker.amTake(this.id, options.signal);
   }
 
@@ -273,21 +287,24 @@ export class Endpoint {
 
   /** Unpack a peer's key (what its `MemoryHandle.packRkey()` returned) for use on this endpoint. */
   async unpackRkey(packed: BufferLike): Promise<RemoteKey> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     return this.#rma.unpackRkey(packed);
   }
 
   /** Write `buffer` into the peer's memory at `remoteAddress` (inside `rkey`'s region). */
   put(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
     if (isDeviceBuffer(buffer)) return sendFromDevice(buffer, { host: (bytes) => this.put(bytes, remoteAddress, rkey) });
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     return this.#rma.rma(Op.Put, "put", buffer, remoteAddress, rkey);
   }
 
   /** Read the peer's memory at `remoteAddress` into `buffer` (its length says how much). */
   get(buffer: BufferLike | DeviceBuffer, remoteAddress: number, rkey: RemoteKey): Promise<void> {
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.get(bytes, remoteAddress, rkey), () => buffer.size);
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     return this.#rma.rma(Op.Get, "get", buffer, remoteAddress, rkey);
   }
 
@@ -299,7 +316,8 @@ export class Endpoint {
    * (Numbers or BigInts on the way in); 32-bit ones are Numbers (unsigned).
    */
   atomic(op: AtomicOp, remoteAddress: number, rkey: RemoteKey, value: number | bigint, options: AtomicOptions = {}): Promise<number | bigint | undefined> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     return this.#rma.atomic(op, remoteAddress, rkey, value, options);
   }
 
@@ -309,7 +327,8 @@ export class Endpoint {
    * exist on it (and UCX 1.13 aborts the receiving process on a 0-byte stream send).
    */
   streamSend(buffer: BufferLike | DeviceBuffer): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     if (isDeviceBuffer(buffer)) return sendFromDevice(buffer, { host: (bytes) => this.streamSend(bytes) });
     const bytes = asBytes(buffer);
     if (bytes.length === 0) return Promise.resolve(); // never to UCX: see above
@@ -324,7 +343,8 @@ export class Endpoint {
    * stream's next bytes still go to it. Close the endpoint after aborting a stream receive.
    */
   streamRecv(buffer: BufferLike | DeviceBuffer, options: RecvOptions = {}): Promise<number> {
-    this.assertReceivable();
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.streamRecv(bytes, options), (n) => n);
     const bytes = asBytes(buffer);
     // UCX drops a failed endpoint's stream data with the endpoint (see README, "Peer failure").
@@ -341,13 +361,15 @@ export class Endpoint {
 
   /** Wait until everything sent on this endpoint has left (remote completion at transport level). */
   flush(): Promise<void> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     return this.track(this.worker.request(submission({ op: Op.EndpointFlush, target: this.id }), null, "ucp_ep_flush_nbx", () => undefined));
   }
 
   /** UCX's description of this endpoint's configuration (`ucp_ep_print_info`). */
   async info(): Promise<string> {
-    this.assertUsable();
+    const refused = this.refusal();
+    if (refused) return refused;
     const out = new Uint8Array(64 * 1024);
     const length = await this.track(
       this.worker.request(

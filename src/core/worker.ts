@@ -21,7 +21,7 @@ import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
-import { invalidArgument, type UcxError } from "./errors.ts";
+import { invalidArgument, UcxError } from "./errors.ts";
 import type { HelloWorker } from "./hello/connection.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
 import type { ConnectProtocol, Listener, ListenerHost, ListenOptions } from "./listener.ts";
@@ -105,6 +105,14 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     return this.#path.closed;
   }
 
+  /**
+   * A closing or closed worker refuses new operations with a rejected Promise, never a
+   * synchronous throw: an operation racing `close()` ends in the caller's `await` like any other.
+   */
+  #refusal(): Promise<never> | undefined {
+    return this.#path.closed ? Promise.reject(new UcxError("UCX_TS_CLOSED", "the worker is closed")) : undefined;
+  }
+
   /** Live endpoints of this worker (made, accepted or through the hello, not yet closed): diagnostics. */
   get endpointCount(): number {
     return this.#endpoints.size;
@@ -156,7 +164,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * any endpoint's queue, or the next to arrive that no `ep.amRecv()` is waiting for.
    */
   amRecv(options: RecvOptions = {}): Promise<AmMessage> {
-    this.#path.assertOpen();
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#am.take(-1, options.signal);
   }
 
@@ -175,6 +184,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * the returned function removes it here (UCX keeps delivering; messages are then dropped).
    */
   onAm(amId: number, handler: AmHandler): Promise<() => void> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#am.onAm(amId, handler);
   }
 
@@ -216,6 +227,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * client writing unexpected bytes to it aborts this process).
    */
   listen(options: ListenOptions = {}): Promise<Listener> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#listeners.listen(options, this.errorHandling);
   }
 
@@ -227,11 +240,15 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * `packRkey()` gives the key a peer unpacks with `ep.unpackRkey()`.
    */
   memMap(memory: number | BufferLike, options: MemMapOptions = {}): Promise<MemoryHandle> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#memory.memMap(memory, options);
   }
 
 /** Wait until every atomic and put/get issued so far is ordered before later ones (ucp_worker_fence). */
   fence(): Promise<void> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.settled(this.#path.request(submission({ op: Op.WorkerFence }), null, "ucp_worker_fence", () => undefined).promise);
   }
 
@@ -243,6 +260,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * message larger than `buffer` rejects with UCS_ERR_MESSAGE_TRUNCATED.
    */
   recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.#receives.tagRecv(buffer, tag, mask, options).promise;
   }
@@ -257,6 +276,8 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   recvMulti(tag: Tag, options?: MultiRecvOptions & { deviceFrames?: "host" }): Promise<Uint8Array[]>;
   recvMulti(tag: Tag, options: MultiRecvOptions & { deviceFrames: "device" }): Promise<(Uint8Array | DeviceBuffer)[]>;
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#receives.tagRecvMulti(tag, options).promise;
   }
 
@@ -266,11 +287,15 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
    * if it is aborted already (rejects as an aborted receive does).
    */
   probe(tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult | null> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.#receives.probe(tag, mask, options);
   }
 
 /** Wait until every operation posted on this worker so far is complete at the transport level. */
   flush(): Promise<void> {
+    const refused = this.#refusal();
+    if (refused) return refused;
     return this.settled(this.#path.request(submission({ op: Op.WorkerFlush }), null, "ucp_worker_flush_nbx", () => undefined).promise);
   }
 

@@ -79,3 +79,23 @@ export function samePattern(bytes: Uint8Array, seed: number): boolean {
   for (let i = 0; i < bytes.length; i++) if (bytes[i] !== ((i * 31 + seed) & 255)) return false;
   return true;
 }
+
+/**
+ * The error an operation's Promise rejects with. Fails when the call throws synchronously instead
+ * (a refusal that depends on the endpoint's state must reject, like any other failed operation)
+ * or when it resolves.
+ */
+export async function rejection(call: () => Promise<unknown>): Promise<unknown> {
+  let pending: Promise<unknown>;
+  try {
+    pending = call();
+  } catch (e) {
+    throw new Error(`threw synchronously instead of rejecting: ${String(e)}`);
+  }
+  try {
+    await pending;
+  } catch (e) {
+    return e;
+  }
+  throw new Error("resolved where a rejection was expected");
+}
