@@ -54,3 +54,8 @@ function isDetached(b: ArrayBufferLike): boolean {
 function isShared(b: unknown): b is SharedArrayBuffer {
   return typeof SharedArrayBuffer !== "undefined" && b instanceof SharedArrayBuffer;
 }
+
+/** Byte-for-byte equality (not for secrets: it stops at the first difference; auth.ts compares MACs in constant time). */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}

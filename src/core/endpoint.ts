@@ -43,6 +43,12 @@ export class Endpoint {
   onError: ((error: UcxError) => void) | undefined;
   /** @internal An endpoint made through the hello: the connection whose end tells the peer we closed. */
   link: { close(): void } | undefined;
+  /**
+   * @internal The other end, when a worker connected to its own listener. UCX makes each of the
+   * two endpoints a loop to itself (a message sent on one arrives as if from that same one), so
+   * what arrives on this endpoint is routed to the partner, the end the sender meant.
+   */
+  loopPartner: Endpoint | undefined;
 
   /** @internal Made by `Worker.connect` and by listeners. */
   constructor(
@@ -349,8 +355,10 @@ export class Endpoint {
     const bytes = asBytes(buffer);
     // UCX drops a failed endpoint's stream data with the endpoint (see README, "Peer failure").
     if (this.#error) return Promise.reject(this.#error);
+    // A worker connected to itself: the partner's UCX endpoint is the loop this side's bytes come in on.
+    const from = this.loopPartner?.id ?? this.id;
     const r = this.worker.request(
-      submission({ op: Op.StreamRecv, target: this.id, address: this.worker.addressOf(bytes), length: bytes.length }),
+      submission({ op: Op.StreamRecv, target: from, address: this.worker.addressOf(bytes), length: bytes.length }),
       bytes,
       "ucp_stream_recv_nbx",
       (length) => length,

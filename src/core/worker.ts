@@ -458,7 +458,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     address: Uint8Array,
     errorHandling: ErrorHandling,
     remote: { host: string; port: number },
-    scopes: { scope: number; peerScope: number },
+    scopes: { scope: number; peerScope: number; loopback?: boolean },
   ): { endpoint: Endpoint; created: Promise<void> } {
     return this.#endpoints.byAddress(address, errorHandling, remote, scopes);
   }

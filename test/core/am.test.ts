@@ -10,7 +10,7 @@ import { AmHeaderError, decodeAmHeader, encodeAmHeader, Worker, type AmMessage, 
 import { withPeer } from "../helpers/peer-process.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { ucpClientServer } from "../helpers/ucp-example.ts";
-import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+import { drive, helloEndpoints, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 const u8 = (...b: number[]) => new Uint8Array(b);
 const le64 = (v: number) => [v & 255, (v >>> 8) & 255, (v >>> 16) & 255, v >>> 24, 0, 0, 0, 0];
@@ -141,6 +141,30 @@ for (const mode of MODES) {
       assert.equal([plain.data, plain.header, plain.memoryType], [u8(4), u8(), 0]);
     } finally {
       await p.close();
+    }
+  });
+
+  test("a worker connected to its own listener: each end's messages and stream bytes reach the other end, not itself", async () => {
+    // UCX makes both endpoints of a worker-to-itself connection loops to themselves; the
+    // message must still reach the end it was sent to (Endpoint.loopPartner).
+    const w = await Worker.create({ progressMode: mode, features: ["tag", "stream", "am"] });
+    const run = <T>(q: Promise<T>) => drive([w], q);
+    try {
+      const { ab, ba } = await helloEndpoints(w, w, run);
+      const [atB] = await run(Promise.all([ba.amRecv(), ab.amSend(u8(1, 2, 3), { header: u8(7) })]));
+      assert.equal([atB.data, atB.header], [u8(1, 2, 3), u8(7)]);
+      const [atA] = await run(Promise.all([ab.amRecv(), ba.amSend(u8(4))]));
+      assert.equal(atA.data, u8(4));
+      // Nothing stayed behind at the sending ends: both inboxes are empty now.
+      assert.is(await run(Promise.race([ab.amRecv(), ba.amRecv(), new Promise((r) => setTimeout(() => r("empty"), 200))])), "empty");
+      const into = new Uint8Array(5);
+      await run(Promise.all([ba.streamRecv(into), ab.streamSend(u8(5, 6, 7, 8, 9))]));
+      assert.equal(into, u8(5, 6, 7, 8, 9));
+      const tagged = new Uint8Array(2);
+      await run(Promise.all([ab.recv(tagged, 3), ba.send(u8(10, 11), 3)]));
+      assert.equal(tagged, u8(10, 11));
+    } finally {
+      await run(w.close());
     }
   });
 

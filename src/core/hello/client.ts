@@ -7,6 +7,7 @@
 import { connect, type Socket } from "node:net";
 import { UCS_STATUS } from "../../ffi/index.ts";
 import { connectionError, UcxError } from "../errors.ts";
+import { sameBytes } from "../buffers.ts";
 import { describeStatus } from "../library.ts";
 import { clientProof, freshNonce, listenerProof, proofMatches, type Transcript } from "./auth.ts";
 import { AUTH_BYTES, encodeGreeting, encodeProof, type Greeting, greetingBody, type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
@@ -107,8 +108,4 @@ export function exchangeHello(
       }
     });
   });
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -21,6 +21,7 @@ import { UcxError } from "../errors.ts";
 import type { Endpoint, ErrorHandling } from "../endpoint.ts";
 import type { Listener } from "../listener.ts";
 import { checkWorkerAddress } from "../worker-address.ts";
+import { sameBytes } from "../buffers.ts";
 import { exchangeHello } from "./client.ts";
 import { type Greeting, HelloKind, encodeRefusal, RefuseCode } from "./wire.ts";
 import { HelloServer, type HelloAnswer, type Remote } from "./server.ts";
@@ -43,7 +44,7 @@ export interface HelloWorker {
     address: Uint8Array,
     errorHandling: ErrorHandling,
     remote: Remote,
-    scopes: { scope: number; peerScope: number },
+    scopes: { scope: number; peerScope: number; loopback?: boolean },
   ): { endpoint: Endpoint; created: Promise<void> };
 }
 
@@ -105,7 +106,9 @@ export async function connectWithHello(
       let made;
       try {
         const address = checkWorkerAddress(peer.address, ownPlain);
-        made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope });
+        // The listener is this worker's own: the two ends are paired here (Endpoint.loopPartner).
+        const loopback = sameBytes(peer.address, own);
+        made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope, loopback });
         scopeOwned = false;
         await worker.settled(made.created);
       } catch (e) {
@@ -152,7 +155,7 @@ export async function listenWithHello(
     const scope = worker.allocateScope();
     let made;
     try {
-      made = worker.endpointByAddress(address, options.errorHandling, remote, { scope, peerScope: hello.scope });
+      made = worker.endpointByAddress(address, options.errorHandling, remote, { scope, peerScope: hello.scope, loopback: sameBytes(hello.address, own) });
     } catch (e) {
       worker.releaseScope(scope);
       throw e;

@@ -85,7 +85,9 @@ export class ActiveMessageHub {
 
   /** A message arrived (a completion record of kind AmMessage) from `endpoint`, if it is one of ours. */
   arrived(endpointId: number, endpoint: Endpoint | undefined, status: number, payload: Payload | undefined, amId: number): void {
-    this.router.route(endpoint ? endpointId : 0, endpoint, status, payload, amId);
+    // A worker connected to itself: UCX reports the sending end; the message is for its partner.
+    const to = endpoint?.loopPartner ?? endpoint;
+    this.router.route(to ? to.id : 0, to, status, payload, amId);
   }
 
   /** The worker is closed: waiting receives reject with `error`, handlers are dropped. */

@@ -100,10 +100,11 @@ export class EndpointTable {
   }
 
   /** See Worker.endpointByAddress: submitted now, in the order the hello's pairing needs. */
-  byAddress(address: Uint8Array, errorHandling: ErrorHandling, remote: Remote, scopes: { scope: number; peerScope: number }): { endpoint: Endpoint; created: Promise<void> } {
+  byAddress(address: Uint8Array, errorHandling: ErrorHandling, remote: Remote, scopes: { scope: number; peerScope: number; loopback?: boolean }): { endpoint: Endpoint; created: Promise<void> } {
     const id = this.path.newObjectId();
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes);
+    if (scopes.loopback) this.pairLoopback(ep);
     this.endpoints.set(id, ep);
     const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
     const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).catch((e: unknown) => {
@@ -111,6 +112,21 @@ export class EndpointTable {
       throw e;
     });
     return { endpoint: ep, created };
+  }
+
+  /**
+   * The second end of a connection from this worker to its own listener finds the first: both
+   * scopes are this worker's, so the pair is the endpoint whose scope is the newcomer's peer scope
+   * and the other way round (the hello allocates scopes per worker, never twice at once).
+   */
+  private pairLoopback(ep: Endpoint): void {
+    for (const other of this.endpoints.values()) {
+      if (other.loopPartner === undefined && other.scope === ep.peerScope && other.peerScope === ep.scope) {
+        other.loopPartner = ep;
+        ep.loopPartner = other;
+        return;
+      }
+    }
   }
 
   /** An endpoint accepted by a listener (`conn_request` from its handler). */
@@ -133,8 +149,10 @@ export class EndpointTable {
 
   /** The endpoint is closed: forget it and release its receive scope. */
   forget(id: number): void {
-    const scope = this.endpoints.get(id)?.scope;
+    const ep = this.endpoints.get(id);
+    const scope = ep?.scope;
     if (scope !== undefined) this.scopes.release(scope);
+    if (ep?.loopPartner) ep.loopPartner.loopPartner = undefined;
     this.endpoints.delete(id);
   }
 }
