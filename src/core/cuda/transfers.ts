@@ -13,22 +13,11 @@ import { CUDA_MEMCPY, UCS_MEMORY_TYPE_CUDA, UCS_MEMORY_TYPE_HOST } from "../../f
 import { asBytes, type BufferLike } from "../buffers.ts";
 import { ucx } from "../library.ts";
 import { encodeHeaders, HEADER_BYTES } from "../multi/header.ts";
-import { CopyStream } from "./copy-engine.ts";
+import { withStream } from "./copy-engine.ts";
 import { DeviceBuffer, isDeviceBuffer } from "./device-buffer.ts";
 import { devicePath } from "./path.ts";
+import { cudaAvailability } from "./runtime.ts";
 import { acquirePinned, releasePinned, type PinnedBuffer } from "./pinned-pool.ts";
-
-const idleStreams: CopyStream[] = [];
-
-/** Run `fn` with a copy stream of the process's small pool (streams are reused, not recreated). */
-async function withStream<T>(fn: (s: CopyStream) => Promise<T>): Promise<T> {
-  const s = idleStreams.pop() ?? new CopyStream();
-  try {
-    return await fn(s);
-  } finally {
-    idleStreams.push(s);
-  }
-}
 
 /** Copy `buffer`'s bytes into a pinned staging buffer. */
 async function stageOut(buffer: DeviceBuffer): Promise<PinnedBuffer> {
@@ -199,6 +188,16 @@ async function sendInChunks(buffer: DeviceBuffer, chunk: number, send: (bytes: U
       sent.push(p);
     }
   });
+}
+
+/**
+ * Does a recvMulti with these options take device frames through the receiving pipeline
+ * (staged-multi-receive.ts)? When the caller wants them on the GPU, a GPU is here, and UCX cannot
+ * receive into device memory itself. Otherwise the executor receives the batch (direct path: the
+ * frames are copied to the GPU afterwards; no GPU: `framesToDevice` says why not).
+ */
+export function stagesDeviceFrames(options: { deviceFrames?: "host" | "device" }): boolean {
+  return options.deviceFrames === "device" && cudaAvailability().available && devicePath() === "staged";
 }
 
 /** Move the frames the sender marked device memory onto the GPU (recvMulti with deviceFrames). */
