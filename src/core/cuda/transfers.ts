@@ -59,6 +59,16 @@ export interface SendPorts {
   direct?(address: number, length: number, keep: object): Promise<void>;
 }
 
+/**
+ * A tag, stream or RMA send of device memory: staged whole (one device-to-host copy, then the
+ * host operation), never cut into chunk messages. The receiver of a tag message may be UCX's C
+ * examples, UCXX or a ucx-ts host buffer, which cannot know the sender's memory and expect the one
+ * message a host sender sends; and no tag bit is free to say "chunked" (scoped endpoints use all
+ * 64). One UCX message cannot overlap with its own copy from above UCX (the whole buffer must be
+ * there when the send is posted), so chunking the copy before the send would gain nothing. The
+ * pipelined way for device data is a multi-buffer batch, whose header says how frames are cut
+ * (sendMultiWithDevice below; docs/gpu.md).
+ */
 export function sendFromDevice(buffer: DeviceBuffer, ports: SendPorts): Promise<void> {
   buffer.assertLive("send");
   if (!buffer.isDevice || buffer.size === 0) return buffer.hold(ports.host(viewOf(buffer)));
@@ -104,8 +114,10 @@ export function amSendFromDevice(buffer: DeviceBuffer, send: (bytes: Uint8Array,
 
 /**
  * The receiver side: an active message the sender declared device memory arrived in host memory
- * (UCX without CUDA, or UCX's AM receive of it); put it on the GPU. Synchronous: AM data is
- * handed over on the application thread, in arrival order.
+ * (UCX without CUDA, or UCX's AM receive of it), whole: one message, as UCXX sends it and as a
+ * UCXX receiver without CUDA must get it (see sendFromDevice for why device messages are not
+ * chunked). Put it on the GPU. Synchronous: AM data is handed over on the application thread, in
+ * arrival order.
  */
 export function deviceCopyOf(data: Uint8Array): DeviceBuffer {
   const device = DeviceBuffer.allocate(data.length);
