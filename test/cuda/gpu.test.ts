@@ -7,7 +7,9 @@
  * UCX_TS_GPU_FULL=1 (npm run test:gpu:full, and the device machine's run) adds 64 MiB and 1 GiB
  * to the two-process sizes. scripts/device-pack.sh bundles this file and its peers into plain
  * JavaScript for a machine with only a node binary; UCX_TS_GPU_BUNDLE=1 makes the bundle run its
- * peers from beside itself.
+ * peers from beside itself. UCX_TS_GPU_ONLY=stand-in or =real runs one libcudart's suite (the
+ * other's tests are skipped, saying so): the device machine runs the stand-in at the usual sizes
+ * and the real libcudart up to 1 GiB, each within one call of the device tool.
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
@@ -103,7 +105,8 @@ const NOWHERE = "/nonexistent/libcudart.so";
 
 for (const variant of ["stand-in", "real"] as const) {
   const test = suite(`cuda/gpu (${variant} libcudart)`);
-  const lib = variant === "stand-in" ? standinCudart() : realCudart();
+  const only = process.env.UCX_TS_GPU_ONLY;
+  const lib = only && only !== variant ? { reason: `UCX_TS_GPU_ONLY=${only}` } : variant === "stand-in" ? standinCudart() : realCudart();
   const names = [
     "DeviceBuffer, raw device pointers, memory types, put/get and stream with device memory, in one process",
     `tag, AM and multi-buffer between two processes, device-to-device, host-to-device, device-to-host, ${SIZES} bytes`,
