@@ -182,18 +182,26 @@ class StagedBatch {
 
   /** Post every frame's receives in order (chunks as slots free up), then wait for all of them. */
   private async frames(frames: readonly FrameDescription[], targets: readonly (Uint8Array | DeviceBuffer)[], stream: CopyStream, allPosted: () => void): Promise<void> {
-    const slotBytes = Math.max(0, ...frames.map((f) => (f.device && f.chunkBytes ? Math.min(f.chunkBytes, f.size) : 0)));
+    // (a loop, not Math.max(...frames): a batch may hold 100,000 frames, too many arguments)
+    let slotBytes = 0;
+    for (const f of frames) if (f.device && f.chunkBytes) slotBytes = Math.max(slotBytes, Math.min(f.chunkBytes, f.size));
     const ring = (this.ring = new StagingRing(slotBytes, RECEIVE_DEPTH));
     const parts: Promise<void>[] = [];
+    /** The last one-message device frame: the next waits for it, so one whole pinned frame at most. */
+    let lastWhole: Promise<void> = Promise.resolve();
     try {
       for (const [i, f] of frames.entries()) {
         const target = targets[i]!;
         if (!(target instanceof DeviceBuffer)) {
           parts.push(this.hostPart(target, i));
         } else if (!f.chunkBytes) {
-          // isCUDA 1: one message (a UCXX sender, or ucx-ts on a UCX with CUDA): one pinned buffer.
+          // isCUDA 1: one message (a UCXX sender, or ucx-ts on a UCX with CUDA): one pinned buffer
+          // of the frame's size, taken once the previous such frame is on the GPU, so that a batch
+          // of large UCXX frames does not pin all of them at once.
+          await lastWhole;
+          if (this.failed) break;
           const whole = acquirePinned(f.size);
-          parts.push(this.devicePart(stream, target, 0, f.size, i, whole, () => releasePinned(whole)));
+          parts.push((lastWhole = this.devicePart(stream, target, 0, f.size, i, whole, () => releasePinned(whole))));
         } else {
           for (let c = 0, at = 0; c < messagesOf(f); c++, at += f.chunkBytes) {
             const slot = await ring.acquire(); // waits for a chunk's copy to free one
