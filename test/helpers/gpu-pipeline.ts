@@ -2,8 +2,9 @@
  * The receiving pipeline of staged device frames (src/core/cuda/staged-multi-receive.ts), for
  * test/cuda/gpu.test.ts, run in child processes against the libcudart UCX_TS_CUDART names:
  *   gpu-pipeline.ts inproc                 one process, two workers: hand-made batches (chunked
- *                                          frames of every shape, a UCXX device frame, a short
- *                                          chunk, an abort, two batches queued on one tag, limits)
+ *                                          frames of every shape, UCXX device frames, a short
+ *                                          chunk, an abort, two batches queued on one tag, limits,
+ *                                          an endpoint's receive, polling mode)
  *   gpu-pipeline.ts death-receiver         listens, prints {"port": N}, receives a batch whose
  *                                          sender dies half-way; checks it rejects, slots come back
  *   gpu-pipeline.ts death-sender <port>    sends the header and a few chunks, then SIGKILLs itself
@@ -162,6 +163,19 @@ if (role === "inproc") {
   } finally {
     await p.close();
   }
+  await check("polling mode: the pipeline's receives and copies progress through the application's own loop", async () => {
+    const q = await pair("polling");
+    try {
+      const whole = pattern(7 * CHUNK + 3, 61);
+      const recv = q.b.recvMulti(13, { deviceFrames: "device" });
+      await q.run(Promise.all([encodeHeaders([{ size: whole.length, device: true, chunkBytes: CHUNK }]), ...chunksOf(whole)].map((m) => q.ab.send(m, 13))));
+      const [f] = await q.run(recv);
+      if (!samePattern((f as DeviceBuffer).copyToHost(), 61)) throw new Error("content differs");
+      await slotsBack("polling batch");
+    } finally {
+      await q.close();
+    }
+  });
 } else if (role === "death-receiver") {
   const worker = await Worker.create({ progressMode: "thread" });
   const listener = await worker.listen({ port: 0, host: "127.0.0.1" });
