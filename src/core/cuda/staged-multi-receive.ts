@@ -261,7 +261,12 @@ class StagedBatch {
    * becomes the protocol error `truncated` gives.
    */
   private receive(bytes: Uint8Array, tag: Tag, mask: Tag, released: () => void, truncated: () => UcxError): Promise<RecvResult> {
-    if (this.failed) return Promise.reject(this.failure);
+    if (this.failed) {
+      // Never handed to UCX (a slot can reach here after the failure, when its waiter was
+      // served just before): its memory is free at once.
+      released();
+      return Promise.reject(this.failure);
+    }
     let once = false;
     let r: PartReceive | undefined;
     const done = () => {
