@@ -15,6 +15,7 @@ import process from "node:process";
 import { DeviceBuffer, devicePath, encodeHeaders, Worker, UcxError } from "../../src/index.ts";
 import { pinnedStats, resetPinnedPeak } from "../../src/core/cuda/pinned-pool.ts";
 import { RECEIVE_DEPTH } from "../../src/core/cuda/staged-multi-receive.ts";
+import { StagingRing } from "../../src/core/cuda/staging-ring.ts";
 import { helloEndpoints, pair, pattern, samePattern, type Pair } from "./workers.ts";
 
 const [role, portArg] = process.argv.slice(2);
@@ -66,6 +67,29 @@ async function rejection(p: Promise<unknown>): Promise<UcxError> {
 
 if (role === "inproc") {
   await check("the staged path is in use (else this file tests nothing)", () => expect(devicePath(), "staged", "devicePath()"));
+  await check("the staging ring: at most `depth` slots, a waiter served by the next release, close refuses waiters and frees slots", async () => {
+    const ring = new StagingRing(CHUNK, 2);
+    const a = await ring.acquire();
+    const b = await ring.acquire();
+    expect(pinnedStats().outstanding, 2, "slots out");
+    let third: unknown;
+    const waiting = ring.acquire().then((s) => (third = s));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(third, undefined, "a third slot before any was released");
+    ring.release(a);
+    await waiting;
+    expect(third, a, "the waiter got the released slot");
+    const refused = ring.acquire().then(
+      () => "served",
+      (e: UcxError) => e.code,
+    );
+    ring.close();
+    expect(await refused, "UCX_TS_CLOSED", "a waiter at close");
+    ring.release(b); // busy at close: back to the pool when released
+    ring.release(a);
+    expect(pinnedStats().outstanding, 0, "slots out after close and release");
+  });
+
   const p: Pair = await pair("thread");
   const send = (messages: Uint8Array[], tag: number) => p.run(Promise.all(messages.map((m) => p.ab.send(m, tag))));
   try {
