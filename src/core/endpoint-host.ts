@@ -13,6 +13,7 @@ import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-option
 import type { Tag } from "./tag.ts";
 import type { BufferLike } from "./buffers.ts";
 import type { DeviceBuffer } from "./cuda/device-buffer.ts";
+import type { TagPort } from "./cuda/staged-multi-receive.ts";
 
 /** A request as the worker hands it back: its id (for tracking) and its Promise. */
 export interface Submitted<T> {
@@ -43,7 +44,11 @@ export interface EndpointHost extends DrainHost {
   exposeRequest(id: number, promise: Promise<unknown>): void;
   cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce?: boolean, operation?: string): void;
   holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean): Submitted<RecvResult>;
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean, released?: () => void): Submitted<RecvResult>;
+  /** A multi-receive with device frames through the receiving pipeline, its receives posted on `port`. */
+  recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]>;
+  /** Ask UCX to cancel request `id`. */
+  cancel(id: number): void;
   tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;
   amInbox(endpointId: number): AmInbox;
   amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;

@@ -17,7 +17,8 @@ import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.t
 import { amSendHeader, type AmSendOptions } from "./am/send-header.ts";
 import type { AmMessage } from "./am/inbox.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
-import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, type Frame } from "./cuda/transfers.ts";
+import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, stagesDeviceFrames, type Frame } from "./cuda/transfers.ts";
+import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { describeStatus } from "./library.ts";
 import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
 import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
@@ -235,6 +236,20 @@ export class Endpoint {
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
     const refused = this.receiveRefusal();
     if (refused) return refused;
+    if (stagesDeviceFrames(options)) {
+      // Device frames through the receiving pipeline: each message of the batch is a receive of
+      // this endpoint's own, tracked like `recv`, so the endpoint failing rejects the batch.
+      const scope = this.receiveScope("recvMulti");
+      const port: TagPort = {
+        owner: this.worker,
+        key: `${scope}:${tag}:${options.mask ?? FULL_MASK}`,
+        recv: (bytes, t, m, released) => {
+          const r = this.worker.tagRecv(bytes, t, m, {}, scope, this.queuedOnly, released);
+          return { promise: this.trackReceive(r), cancel: () => this.worker.cancel(r.id) };
+        },
+      };
+      return withCallerStack(this.worker.recvMultiStaged(tag, options, port));
+    }
     return this.trackReceive(this.worker.tagRecvMulti(tag, options, this.receiveScope("recvMulti"), this.queuedOnly));
   }
 

@@ -13,7 +13,8 @@
  */
 import type { BufferLike } from "./buffers.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
-import { recvIntoDevice } from "./cuda/transfers.ts";
+import { recvIntoDevice, stagesDeviceFrames } from "./cuda/transfers.ts";
+import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { EndpointHost, Submitted } from "./endpoint-host.ts";
@@ -278,6 +279,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   recvMulti(tag: Tag, options: MultiRecvOptions = {}): Promise<(Uint8Array | DeviceBuffer)[]> {
     const refused = this.#refusal();
     if (refused) return refused;
+    if (stagesDeviceFrames(options)) return this.#receives.recvMultiStaged(tag, options);
     return this.#receives.tagRecvMulti(tag, options).promise;
   }
 
@@ -415,8 +417,13 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   }
 
   /** @internal An endpoint's tag receive (worker/tag-receives.ts). */
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): Submitted<RecvResult> {
-    return this.#receives.tagRecv(buffer, tag, mask, options, scope, ifQueued);
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false, released?: () => void): Submitted<RecvResult> {
+    return this.#receives.tagRecv(buffer, tag, mask, options, scope, ifQueued, released);
+  }
+
+  /** @internal An endpoint's multi-receive through the device pipeline (cuda/staged-multi-receive.ts). */
+  recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]> {
+    return this.#receives.recvMultiStaged(tag, options, port);
   }
 
   /** @internal An endpoint's multi-buffer receive (worker/tag-receives.ts). */

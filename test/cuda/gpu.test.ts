@@ -7,7 +7,9 @@
  * UCX_TS_GPU_FULL=1 (npm run test:gpu:full, and the device machine's run) adds 64 MiB and 1 GiB
  * to the two-process sizes. scripts/device-pack.sh bundles this file and its peers into plain
  * JavaScript for a machine with only a node binary; UCX_TS_GPU_BUNDLE=1 makes the bundle run its
- * peers from beside itself.
+ * peers from beside itself. UCX_TS_GPU_ONLY=stand-in or =real runs one libcudart's suite (the
+ * other's tests are skipped, saying so): the device machine runs the stand-in at the usual sizes
+ * and the real libcudart up to 1 GiB, each within one call of the device tool.
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
@@ -30,7 +32,7 @@ function runPeer(name: string, args: readonly string[], env: Record<string, stri
 }
 
 const FULL = process.env.UCX_TS_GPU_FULL === "1";
-const SIZES = ["1", "4097", "65539", String(3 << 20), ...(FULL ? [String(64 << 20), String(1 << 30)] : [])].join(",");
+const SIZES = ["1", "4097", "65539", String(3 << 20), String((3 << 20) + 12_345), ...(FULL ? [String(64 << 20), String(1 << 30)] : [])].join(",");
 
 interface Line {
   readonly check?: string;
@@ -54,10 +56,28 @@ function assertAllPassed(lines: readonly Line[], expected: number, stderr: strin
 
 /** Run a receiver and a sender `gpu-peer.ts`, each with its own environment; the receiver's result lines. */
 async function twoProcesses(receiverEnv: Record<string, string>, senderEnv: Record<string, string>, sizes = SIZES): Promise<{ lines: Line[]; stderr: string }> {
+  const { lines, stderr, sender } = await receiverAndSender("gpu-peer", ["receiver"], ["sender"], receiverEnv, senderEnv, sizes);
+  assert.is(sender.code, 0, `sender exited ${sender.code} ${sender.signal ?? ""}: ${sender.stderr.slice(-2000)}`);
+  return { lines, stderr };
+}
+
+/**
+ * Start `peer` with `receiverArgs` (it prints {"port": N} once listening), then the same peer
+ * with `senderArgs` and the port; both run to their end. The receiver's result lines, and how
+ * the sender ended.
+ */
+async function receiverAndSender(
+  peer: string,
+  receiverArgs: readonly string[],
+  senderArgs: readonly string[],
+  receiverEnv: Record<string, string>,
+  senderEnv: Record<string, string>,
+  sizes = SIZES,
+): Promise<{ lines: Line[]; stderr: string; sender: ChildResult }> {
   const timeoutS = FULL ? 600 : 120;
   const env = (extra: Record<string, string>) => ({ ...process.env, GPU_SIZES: sizes, GPU_TIMEOUT_S: String(timeoutS), ...extra });
-  const [cmd, ...args] = peerArgv("gpu-peer");
-  const receiver = spawn(cmd, [...args, "receiver"], { cwd: repoRoot, env: env(receiverEnv), stdio: ["ignore", "pipe", "pipe"] });
+  const [cmd, ...args] = peerArgv(peer);
+  const receiver = spawn(cmd, [...args, ...receiverArgs], { cwd: repoRoot, env: env(receiverEnv), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let stderr = "";
   receiver.stderr!.on("data", (d) => (stderr += d));
@@ -71,11 +91,10 @@ async function twoProcesses(receiverEnv: Record<string, string>, senderEnv: Reco
       });
       receiver.on("close", (code) => reject(new Error(`receiver exited (${code}) before listening: ${stderr}`)));
     });
-    const sender = await runPeer("gpu-peer", ["sender", String(port)], env(senderEnv), timeoutS * 1000 + 10_000);
+    const sender = await runPeer(peer, [...senderArgs, String(port)], env(senderEnv), timeoutS * 1000 + 10_000);
     stderr += sender.stderr;
     await receiverDone;
-    assert.is(sender.code, 0, `sender exited ${sender.code} ${sender.signal ?? ""}: ${sender.stderr.slice(-2000)}`);
-    return { lines: results(out), stderr };
+    return { lines: results(out), stderr, sender };
   } finally {
     receiver.kill("SIGKILL");
   }
@@ -86,11 +105,14 @@ const NOWHERE = "/nonexistent/libcudart.so";
 
 for (const variant of ["stand-in", "real"] as const) {
   const test = suite(`cuda/gpu (${variant} libcudart)`);
-  const lib = variant === "stand-in" ? standinCudart() : realCudart();
+  const only = process.env.UCX_TS_GPU_ONLY;
+  const lib = only && only !== variant ? { reason: `UCX_TS_GPU_ONLY=${only}` } : variant === "stand-in" ? standinCudart() : realCudart();
   const names = [
     "DeviceBuffer, raw device pointers, memory types, put/get and stream with device memory, in one process",
     `tag, AM and multi-buffer between two processes, device-to-device, host-to-device, device-to-host, ${SIZES} bytes`,
     "a receiver without a GPU gets device data in host memory (tag, AM, multi-buffer)",
+    "receiving pipeline: chunked device frames through 3 pinned slots, every shape, two batches on a tag, short chunk, abort, limits",
+    "receiving pipeline: the sender dies half-way through a device frame: the batch rejects, slots come back",
   ];
   if (!("path" in lib)) {
     for (const name of names) skipWithReason(test, name, lib.reason);
@@ -115,6 +137,21 @@ for (const variant of ["stand-in", "real"] as const) {
     const sizes = `1,${3 << 20}`;
     const { lines, stderr } = await twoProcesses({ UCX_TS_CUDART: NOWHERE, GPU_RECEIVER_DEVICE: "0" }, { ...cudart, GPU_RECEIVER_DEVICE: "0" }, sizes);
     assertAllPassed(lines, 3 * 2, stderr);
+  });
+
+  // The pipeline is the staged path's: forced where UCX handles CUDA itself.
+  const staged = { ...cudart, UCX_TS_GPU_PATH: "staged" };
+
+  test(names[3]!, async () => {
+    const r = await runPeer("gpu-pipeline", ["inproc"], staged);
+    assert.is(r.code, 0, `exit ${r.code} ${r.signal ?? ""}: ${r.stderr.slice(-2000)}`);
+    assertAllPassed(results(r.stdout), 9, r.stderr);
+  });
+
+  test(names[4]!, async () => {
+    const { lines, stderr, sender } = await receiverAndSender("gpu-pipeline", ["death-receiver"], ["death-sender"], staged, staged);
+    assert.is(sender.signal, "SIGKILL", `the sender was to kill itself half-way; it ended ${sender.code} ${sender.signal}: ${sender.stderr.slice(-1000)}`);
+    assertAllPassed(lines, 2, stderr);
   });
 
   if (variant === "stand-in") {

@@ -55,3 +55,15 @@ export class CopyStream {
     this.cuda.cudaStreamDestroy(this.stream);
   }
 }
+
+const idleStreams: CopyStream[] = [];
+
+/** Run `fn` with a copy stream of the process's small pool (streams are reused, not recreated). */
+export async function withStream<T>(fn: (s: CopyStream) => Promise<T>): Promise<T> {
+  const s = idleStreams.pop() ?? new CopyStream();
+  try {
+    return await fn(s);
+  } finally {
+    idleStreams.push(s);
+  }
+}

@@ -23,6 +23,30 @@ export interface PinnedBuffer {
 
 const free = new Map<number, PinnedBuffer[]>();
 let cached = 0;
+/** Buffers (and their bytes) handed out and not yet given back, and the most bytes out at once. */
+let outstanding = 0;
+let outstandingBytes = 0;
+let peakBytes = 0;
+
+/**
+ * Pinned memory handed out now, and the most at once since `resetPinnedPeak`. Tests check that a
+ * pipeline staged through its few slots (not a whole frame) and gave every slot back, also when
+ * it failed.
+ */
+export function pinnedStats(): { outstanding: number; outstandingBytes: number; peakBytes: number } {
+  return { outstanding, outstandingBytes, peakBytes };
+}
+
+export function resetPinnedPeak(): void {
+  peakBytes = outstandingBytes;
+}
+
+function handOut(b: PinnedBuffer): PinnedBuffer {
+  outstanding++;
+  outstandingBytes += b.capacity;
+  peakBytes = Math.max(peakBytes, outstandingBytes);
+  return b;
+}
 
 function sizeClass(size: number): number {
   let c = MIN_BYTES;
@@ -36,17 +60,19 @@ export function acquirePinned(size: number): PinnedBuffer {
   const kept = free.get(capacity)?.pop();
   if (kept) {
     cached -= capacity;
-    return kept;
+    return handOut(kept);
   }
   const cuda = requireCuda("staging through pinned memory");
   const out = new OutSlots(1);
   cudaCheck(cuda, cuda.cudaMallocHost(out.address(0), capacity), `cudaMallocHost(${capacity})`);
   const address = out.pointer(0);
-  return { address, capacity, bytes: new Uint8Array(ucx().view(address, capacity)) };
+  return handOut({ address, capacity, bytes: new Uint8Array(ucx().view(address, capacity)) });
 }
 
 /** Return `b` for reuse (or free it when the cache is full). No one may use `b` afterwards. */
 export function releasePinned(b: PinnedBuffer): void {
+  outstanding--;
+  outstandingBytes -= b.capacity;
   if (cached + b.capacity <= MAX_CACHED_BYTES) {
     cached += b.capacity;
     let list = free.get(b.capacity);

@@ -13,22 +13,11 @@ import { CUDA_MEMCPY, UCS_MEMORY_TYPE_CUDA, UCS_MEMORY_TYPE_HOST } from "../../f
 import { asBytes, type BufferLike } from "../buffers.ts";
 import { ucx } from "../library.ts";
 import { encodeHeaders, HEADER_BYTES } from "../multi/header.ts";
-import { CopyStream } from "./copy-engine.ts";
+import { withStream } from "./copy-engine.ts";
 import { DeviceBuffer, isDeviceBuffer } from "./device-buffer.ts";
 import { devicePath } from "./path.ts";
+import { cudaAvailability } from "./runtime.ts";
 import { acquirePinned, releasePinned, type PinnedBuffer } from "./pinned-pool.ts";
-
-const idleStreams: CopyStream[] = [];
-
-/** Run `fn` with a copy stream of the process's small pool (streams are reused, not recreated). */
-async function withStream<T>(fn: (s: CopyStream) => Promise<T>): Promise<T> {
-  const s = idleStreams.pop() ?? new CopyStream();
-  try {
-    return await fn(s);
-  } finally {
-    idleStreams.push(s);
-  }
-}
 
 /** Copy `buffer`'s bytes into a pinned staging buffer. */
 async function stageOut(buffer: DeviceBuffer): Promise<PinnedBuffer> {
@@ -70,6 +59,16 @@ export interface SendPorts {
   direct?(address: number, length: number, keep: object): Promise<void>;
 }
 
+/**
+ * A tag, stream or RMA send of device memory: staged whole (one device-to-host copy, then the
+ * host operation), never cut into chunk messages. The receiver of a tag message may be UCX's C
+ * examples, UCXX or a ucx-ts host buffer, which cannot know the sender's memory and expect the one
+ * message a host sender sends; and no tag bit is free to say "chunked" (scoped endpoints use all
+ * 64). One UCX message cannot overlap with its own copy from above UCX (the whole buffer must be
+ * there when the send is posted), so chunking the copy before the send would gain nothing. The
+ * pipelined way for device data is a multi-buffer batch, whose header says how frames are cut
+ * (sendMultiWithDevice below; docs/gpu.md).
+ */
 export function sendFromDevice(buffer: DeviceBuffer, ports: SendPorts): Promise<void> {
   buffer.assertLive("send");
   if (!buffer.isDevice || buffer.size === 0) return buffer.hold(ports.host(viewOf(buffer)));
@@ -115,8 +114,10 @@ export function amSendFromDevice(buffer: DeviceBuffer, send: (bytes: Uint8Array,
 
 /**
  * The receiver side: an active message the sender declared device memory arrived in host memory
- * (UCX without CUDA, or UCX's AM receive of it); put it on the GPU. Synchronous: AM data is
- * handed over on the application thread, in arrival order.
+ * (UCX without CUDA, or UCX's AM receive of it), whole: one message, as UCXX sends it and as a
+ * UCXX receiver without CUDA must get it (see sendFromDevice for why device messages are not
+ * chunked). Put it on the GPU. Synchronous: AM data is handed over on the application thread, in
+ * arrival order.
  */
 export function deviceCopyOf(data: Uint8Array): DeviceBuffer {
   const device = DeviceBuffer.allocate(data.length);
@@ -199,6 +200,16 @@ async function sendInChunks(buffer: DeviceBuffer, chunk: number, send: (bytes: U
       sent.push(p);
     }
   });
+}
+
+/**
+ * Does a recvMulti with these options take device frames through the receiving pipeline
+ * (staged-multi-receive.ts)? When the caller wants them on the GPU, a GPU is here, and UCX cannot
+ * receive into device memory itself. Otherwise the executor receives the batch (direct path: the
+ * frames are copied to the GPU afterwards; no GPU: `framesToDevice` says why not).
+ */
+export function stagesDeviceFrames(options: { deviceFrames?: "host" | "device" }): boolean {
+  return options.deviceFrames === "device" && cudaAvailability().available && devicePath() === "staged";
 }
 
 /** Move the frames the sender marked device memory onto the GPU (recvMulti with deviceFrames). */

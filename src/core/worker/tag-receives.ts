@@ -16,6 +16,7 @@ import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscoped
 import { addressOf, type RequestPath } from "./request-path.ts";
 import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 import { framesToDevice } from "../cuda/transfers.ts";
+import { recvMultiStaged, type TagPort } from "../cuda/staged-multi-receive.ts";
 
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
 
@@ -33,9 +34,10 @@ export class TagReceives {
    * The receive, with its request id (endpoints track theirs). With `scope` (an endpoint made
    * through the hello) it matches that receive scope exactly and the user's tag under the user's
    * mask, and reports the sender's tag without the scope. With `ifQueued` (a failed endpoint past
-   * its drain) it is posted only if UCX holds a match.
+   * its drain) it is posted only if UCX holds a match. `released` runs when UCX reports the
+   * receive, also after an early settle (a staged pipeline reuses the memory only then).
    */
-  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): Submitted<RecvResult> {
+  tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false, released?: () => void): Submitted<RecvResult> {
     const bytes = asBytes(buffer);
     const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
     const [maskLo, maskHi] = scope === undefined ? tagWords(mask, "tag mask") : scopedMaskWords(mask);
@@ -53,6 +55,7 @@ export class TagReceives {
               { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
             )
           : undefined,
+      released && (() => released()),
     );
     this.path.cancelOnAbort(r, options.signal, false, "recv");
     return r;
@@ -84,6 +87,26 @@ export class TagReceives {
     );
     this.path.cancelOnAbort(r, options.signal, false, "recvMulti");
     return r;
+  }
+
+  /**
+   * A multi-receive whose device frames go to the GPU through the receiving pipeline
+   * (cuda/staged-multi-receive.ts), on `port`: the worker's (none given) or an endpoint's.
+   */
+  recvMultiStaged(tag: Tag, options: MultiRecvOptions, port?: TagPort): Promise<(Uint8Array | DeviceBuffer)[]> {
+    const { maxBytes, maxHeaders } = checkLimits(options, this.multiLimits);
+    const mask = options.mask ?? FULL_MASK;
+    tagWords(tag);
+    tagWords(mask, "tag mask"); // bad tags throw here, before anything is posted
+    const worker: TagPort = port ?? {
+      owner: this,
+      key: `${tag}:${mask}`,
+      recv: (bytes, t, m, released) => {
+        const r = this.tagRecv(bytes, t, m, {}, undefined, false, released);
+        return { promise: r.promise, cancel: () => this.path.cancel(r.id) };
+      },
+    };
+    return this.settled(recvMultiStaged(worker, tag, mask, { maxBytes, maxHeaders, signal: options.signal }));
   }
 
   async probe(tag: Tag, mask: Tag, options: RecvOptions): Promise<RecvResult | null> {
