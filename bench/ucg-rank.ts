@@ -9,7 +9,7 @@
 //    the same channel (what one message costs in this engine, outside any collective).
 // Rank 0 prints one JSON line "UCG_BENCH {...}".
 // Environment: UCG_BENCH_SIZES (bytes, comma-separated), UCG_BENCH_SCALE (iteration factor),
-// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
+// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|polling), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
 // (each rank says on stderr which point it is at: to find where a run hangs).
 import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
@@ -19,7 +19,12 @@ import { CONTROL_COLL_TYPE } from "../src/ucg/coll-type.ts";
 const sizes = (process.env.UCG_BENCH_SIZES ?? "8,1024,65536,1048576,4194304").split(",").map(Number);
 const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
 const phasesOnly = process.env.UCG_BENCH_PHASES_ONLY === "1";
-const ctx = await UcgContext.create({ errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none" });
+const ctx = await UcgContext.create({
+  errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none",
+  // Default hybrid (sleeps when idle, what 8 ranks on 2 cores need); polling spins, which shows
+  // the engine without its wake-ups where there are cores enough for the ranks.
+  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "polling",
+});
 const world = ctx.world;
 const barrier = world.init("barrier");
 
@@ -107,5 +112,5 @@ const steps = (timed[0]?.steps ?? []).map((s, j) => ({
 }));
 const phases = { plan: probe.plan.name, total_us: round(median(timed.map((c) => c.total))), steps, p2pRoundTripUs };
 
-if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", rows, phases, channelStats: ctx.channel.stats })}`);
+if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: process.env.UCG_BENCH_PROGRESS ?? "hybrid", rows, phases, channelStats: ctx.channel.stats })}`);
 await ctx.close();
