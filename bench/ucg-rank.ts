@@ -9,7 +9,7 @@
 //    the same channel (what one message costs in this engine, outside any collective).
 // Rank 0 prints one JSON line "UCG_BENCH {...}".
 // Environment: UCG_BENCH_SIZES (bytes, comma-separated), UCG_BENCH_SCALE (iteration factor),
-// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|polling), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
+// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
 // (each rank says on stderr which point it is at: to find where a run hangs).
 import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
@@ -21,9 +21,10 @@ const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
 const phasesOnly = process.env.UCG_BENCH_PHASES_ONLY === "1";
 const ctx = await UcgContext.create({
   errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none",
-  // Default hybrid (sleeps when idle, what 8 ranks on 2 cores need); polling spins, which shows
-  // the engine without its wake-ups where there are cores enough for the ranks.
-  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "polling",
+  // Default hybrid (sleeps when idle, what 8 ranks on 2 cores need); thread (a progress thread per
+  // rank, the p2p default) for comparison. Not polling: nothing would progress a collective's
+  // awaited requests (the rank exits with an unsettled await).
+  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "thread",
 });
 const world = ctx.world;
 const barrier = world.init("barrier");
