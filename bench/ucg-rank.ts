@@ -1,40 +1,117 @@
-// One rank of the collectives benchmark (bench/ucg.ts): allreduce, bcast and alltoall latency
-// over sizes (median of a timed loop after warm-up, each iteration ending in lock-step because
-// every collective synchronises), and the per-step time of one 8 B allreduce. Rank 0 prints one
-// JSON line "UCG_BENCH {...}".
+// One rank of the collectives benchmark (bench/ucg.ts). Measures what bench/mpi/coll-lat.c
+// measures on Open MPI's side, the same way, so the two columns compare:
+//  - allreduce (float64 sum), bcast (root 0) and alltoall latency over sizes: warm-up, then
+//    `iters` timed calls, each preceded by an untimed barrier (a bcast root's sends return at
+//    once: without it back-to-back calls overlap); every rank's mean and median, and the maximum
+//    over ranks of each (the slowest rank is what a caller waits for);
+//  - one 8 B allreduce taken apart: per step, the time to post its sends and receives, to wait
+//    for them, and to reduce, against the point-to-point round trip between ranks 0 and 1 over
+//    the same channel (what one message costs in this engine, outside any collective).
+// Rank 0 prints one JSON line "UCG_BENCH {...}".
+// Environment: UCG_BENCH_SIZES (bytes, comma-separated), UCG_BENCH_SCALE (iteration factor),
+// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
+// (each rank says on stderr which point it is at: to find where a run hangs).
 import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
+import { makeHeader, MAX_GROUP_ID } from "../src/ucg/channel.ts";
+import { CONTROL_COLL_TYPE } from "../src/ucg/coll-type.ts";
 
 const sizes = (process.env.UCG_BENCH_SIZES ?? "8,1024,65536,1048576,4194304").split(",").map(Number);
-const ctx = await UcgContext.create({ errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none" });
+const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
+const phasesOnly = process.env.UCG_BENCH_PHASES_ONLY === "1";
+const ctx = await UcgContext.create({
+  errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none",
+  // Default hybrid (sleeps when idle, what 8 ranks on 2 cores need); thread (a progress thread per
+  // rank, the p2p default) for comparison. Not polling: nothing would progress a collective's
+  // awaited requests (the rank exits with an unsettled await).
+  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "thread",
+});
 const world = ctx.world;
-const rows: { coll: string; bytes: number; us: number; plan: string }[] = [];
-for (const coll of ["allreduce", "bcast", "alltoall"] as const) {
-  for (const bytes of sizes) {
-    const n = Math.max(1, Math.floor(bytes / 8));
-    const send = new Float64Array(coll === "alltoall" ? Math.max(world.size, n - (n % world.size)) : n).fill(1);
-    const recv = new Float64Array(send.length);
-    const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum" });
-    const iters = bytes >= 1 << 20 ? 10 : bytes >= 65536 ? 30 : 200;
-    for (let i = 0; i < Math.min(20, iters); i++) await req.start();
-    const times: number[] = [];
-    for (let i = 0; i < iters; i++) {
-      const t = performance.now();
-      await req.start();
-      times.push(performance.now() - t);
+const barrier = world.init("barrier");
+
+/** The same counts as coll-lat.c's iterations_for(): about equal time per point on a slow machine. */
+const iterationsFor = (bytes: number) => Math.max(3, Math.floor((bytes >= 1 << 20 ? 10 : bytes >= 65536 ? 30 : 200) * scale));
+const median = (a: readonly number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+const mean = (a: readonly number[]) => a.reduce((s, x) => s + x, 0) / a.length;
+const round = (us: number) => Math.round(us * 100) / 100;
+
+/** Times `run` (ms -> us) `iters` times after a warm-up, a barrier before each call. */
+async function timeCalls(run: () => Promise<unknown>, iters: number): Promise<number[]> {
+  const warmup = Math.min(20, iters);
+  const times: number[] = [];
+  for (let i = -warmup; i < iters; i++) {
+    await barrier.start();
+    const t = performance.now();
+    await run();
+    if (i >= 0) times.push((performance.now() - t) * 1000);
+  }
+  return times;
+}
+
+const debug = (s: string) => process.env.UCG_BENCH_DEBUG && console.error(`rank ${world.rank}: ${s}`);
+const rows: { coll: string; ranks: number; bytes: number; iters: number; mean_us: number; median_us: number; plan: string }[] = [];
+if (!phasesOnly) {
+  for (const coll of ["allreduce", "bcast", "alltoall"] as const) {
+    for (const bytes of sizes) {
+      const n = Math.max(1, Math.floor(bytes / 8));
+      // alltoall: the whole send buffer is `bytes`, in equal blocks of at least one double (as coll-lat.c).
+      const send = new Float64Array(coll === "alltoall" ? Math.max(1, Math.floor(n / world.size)) * world.size : n).fill(1);
+      const recv = new Float64Array(send.length);
+      const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum" });
+      const iters = iterationsFor(bytes);
+      debug(`${coll} ${bytes}`);
+      const times = await timeCalls(() => req.start(), iters);
+      const worst = await world.allreduce(new Float64Array([mean(times), median(times)]), "max");
+      rows.push({ coll, ranks: world.size, bytes, iters, mean_us: round(worst[0]!), median_us: round(worst[1]!), plan: req.plan.name });
     }
-    times.sort((a, b) => a - b);
-    rows.push({ coll, bytes, us: Math.round(times[times.length >> 1]! * 1000 * 10) / 10, plan: req.plan.name });
   }
 }
-// Where one 8 B allreduce spends its time: each step (send+recv to one peer, then reduce).
-const probe = world.init("allreduce", { send: new Float64Array(1), op: "sum" }, { measurePhases: true });
-const steps: number[][] = [];
-for (let i = 0; i < 200; i++) {
-  await probe.start();
-  steps.push(probe.phaseTimes!.map((t) => t * 1000));
+
+// The point-to-point round trip between ranks 0 and 1 through the channel the plans use (its
+// own group id, so it cannot meet a collective's message). Rank 0 posts its receive before its
+// send, as a plan's step does.
+debug("p2p");
+let p2pRoundTripUs: number | undefined;
+if (world.size > 1) {
+  const G = MAX_GROUP_ID - 1;
+  const ping = new Uint8Array(8);
+  const pong = new Uint8Array(8);
+  const iters = iterationsFor(8);
+  const trips: number[] = [];
+  await barrier.start();
+  for (let i = -Math.min(20, iters); i < iters; i++) {
+    if (world.rank === 0) {
+      const t = performance.now();
+      const back = ctx.channel.recv(pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
+      await ctx.channel.send(1, ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
+      await back;
+      if (i >= 0) trips.push((performance.now() - t) * 1000);
+    } else if (world.rank === 1) {
+      await ctx.channel.recv(ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
+      await ctx.channel.send(0, pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
+    }
+  }
+  await barrier.start();
+  if (world.rank === 0) p2pRoundTripUs = round(median(trips));
 }
-const median = (a: number[]) => a.sort((x, y) => x - y)[a.length >> 1]!;
-const perStep = steps[0]!.map((_, j) => Math.round(median(steps.map((s) => s[j]!)) * 10) / 10);
-if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, rows, allreduce8Steps: perStep, plan: probe.plan.name, messagesPerCall: ctx.channel.stats })}`);
+
+// One 8 B allreduce taken apart, per step (rank 0's view; medians over the calls).
+debug("probe");
+const probe = world.init("allreduce", { send: new Float64Array(1), op: "sum" }, { measurePhases: true });
+const calls: { total: number; steps: { transfers: number; post: number; wait: number; local: number }[] }[] = [];
+await timeCalls(async () => {
+  const t = performance.now();
+  await probe.start();
+  calls.push({ total: (performance.now() - t) * 1000, steps: probe.phaseTimes!.map((s) => ({ transfers: s.transfers, post: s.post * 1000, wait: s.wait * 1000, local: s.local * 1000 })) });
+}, iterationsFor(8));
+const timed = calls.slice(-iterationsFor(8));
+const steps = (timed[0]?.steps ?? []).map((s, j) => ({
+  transfers: s.transfers,
+  post_us: round(median(timed.map((c) => c.steps[j]!.post))),
+  wait_us: round(median(timed.map((c) => c.steps[j]!.wait))),
+  reduce_us: round(median(timed.map((c) => c.steps[j]!.local))),
+}));
+const phases = { plan: probe.plan.name, total_us: round(median(timed.map((c) => c.total))), steps, p2pRoundTripUs };
+
+if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: process.env.UCG_BENCH_PROGRESS ?? "hybrid", rows, phases, channelStats: ctx.channel.stats })}`);
 await ctx.close();

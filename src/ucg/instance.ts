@@ -16,6 +16,15 @@ export interface Transport {
   recv(peer: number, bytes: Uint8Array, signal: AbortSignal): Promise<unknown>;
 }
 
+/** One step's time (ms): posting its sends and receives, waiting for them all, its reduces and copies. */
+export interface StepTiming {
+  /** How many sends and receives the step has (0: a local step, a copy or a reduce only). */
+  readonly transfers: number;
+  readonly post: number;
+  readonly wait: number;
+  readonly local: number;
+}
+
 type BoundTransfer = { send: boolean; peer: number; bytes: Uint8Array };
 type BoundLocal = () => void;
 interface BoundStep {
@@ -64,18 +73,28 @@ export class PlanInstance {
     }));
   }
 
-  /** Runs every step in order; the first failure aborts `controller` (cancelling posted receives) and rejects. */
-  async execute(transport: Transport, controller: AbortController, phaseTimes?: number[]): Promise<void> {
+  /**
+   * Runs every step in order; the first failure aborts `controller` (cancelling posted receives)
+   * and rejects. With `stepTimes`, one entry per step is appended: where a step's time goes is
+   * what shows the point-to-point engine's per-message cost inside a collective (bench/ucg.ts).
+   */
+  async execute(transport: Transport, controller: AbortController, stepTimes?: StepTiming[]): Promise<void> {
     for (let i = 0; i < this.steps.length; i++) {
       const step = this.steps[i]!;
-      const t0 = phaseTimes ? performance.now() : 0;
+      const t0 = stepTimes ? performance.now() : 0;
+      let posted = t0;
       if (step.transfers.length === 1) {
-        await this.start(step.transfers[0]!, transport, controller.signal);
+        const p = this.start(step.transfers[0]!, transport, controller.signal);
+        if (stepTimes) posted = performance.now();
+        await p;
       } else if (step.transfers.length > 0) {
-        await Promise.all(step.transfers.map((t) => this.start(t, transport, controller.signal)));
+        const all = step.transfers.map((t) => this.start(t, transport, controller.signal));
+        if (stepTimes) posted = performance.now();
+        await Promise.all(all);
       }
+      const completed = stepTimes ? performance.now() : 0;
       for (const run of step.local) run();
-      if (phaseTimes) phaseTimes.push(performance.now() - t0);
+      if (stepTimes) stepTimes.push({ transfers: step.transfers.length, post: posted - t0, wait: completed - posted, local: performance.now() - completed });
     }
   }
 

@@ -47,8 +47,23 @@ export function runtimeCommand(script: string): string[] {
   if (runtime === "deno") return [process.execPath, "run", "-A"];
   if (runtime === "bun") return [process.execPath];
   // Node 20 runs TypeScript only through a loader: tsx (a dev dependency here).
-  const ts = /\.(ts|mts|cts)$/.test(script) && !process.execArgv.some((a) => a.includes("tsx"));
-  return [process.execPath, ...process.execArgv, ...(ts ? ["--import", "tsx"] : [])];
+  const options = nodeOptionsOnly(process.execArgv);
+  const ts = /\.(ts|mts|cts)$/.test(script) && !options.some((a) => a.includes("tsx"));
+  return [process.execPath, ...options, ...(ts ? ["--import", "tsx"] : [])];
+}
+
+/**
+ * Node's execArgv without the code of `node -e/-p '...'`: passed on, every rank would run the
+ * launching code again instead of the script, and launch ranks of its own (a process storm).
+ */
+function nodeOptionsOnly(execArgv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i]!;
+    if (a === "-e" || a === "--eval" || a === "-p" || a === "--print") i++;
+    else if (!/^--(eval|print)=/.test(a)) out.push(a);
+  }
+  return out;
 }
 
 /** A free TCP port (the OS picks it; it is free when this returns, and rank 0 binds it at once). */

@@ -26,6 +26,8 @@ import { knBarrierPlan } from "./plans/knomial/kn_barrier_plan.ts";
 import { KNOMIAL_CONFIG } from "./plans/knomial/knomial.ts";
 import { ringAllreducePlan } from "./plans/ring/ring_allreduce_plan.ts";
 import { sraAllreducePlan } from "./plans/sra/sra_allreduce_plan.ts";
+import { sraKnomialAllreducePlan } from "./plans/sra/sra_knomial_allreduce_plan.ts";
+import { SRA_CONFIG } from "./plans/sra/sra.ts";
 import { ringAllgatherPlan } from "./plans/ring/ring_allgather_plan.ts";
 import { ringReduceScatterPlan } from "./plans/ring/ring_reduce_scatter_plan.ts";
 import { pairwiseAlltoallPlan } from "./plans/pairwise/pairwise_alltoall_plan.ts";
@@ -36,7 +38,7 @@ export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
   knBcastPlan, dbtBcastPlan,
   knReducePlan, dbtReducePlan,
-  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan,
+  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan, sraKnomialAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
   knGatherPlan,
   knScatterPlan,
@@ -68,7 +70,7 @@ export const PLAN_LIST_CONFIG: ConfigTable = {
   fields: Object.fromEntries(COLLECTIVES.map((c) => [`${c.toUpperCase()}_PLAN`, { default: "", doc: `plan ids ${c} may use, comma-separated (default: all)` }])),
 };
 
-export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG];
+export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG, SRA_CONFIG];
 
 // --- the decision tree --------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import { datatypeOf, type CollectiveArray, type Datatype } from "./datatype.ts";
 import { resolveOp, type OpLike, type ResolvedOp } from "./op.ts";
 import { PlanInstance } from "./instance.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
-import type { Transport } from "./instance.ts";
+import type { StepTiming, Transport } from "./instance.ts";
 
 /** A collective's arguments. Roots are ranks in the group (seed: "interface conventions"). */
 export interface CollectiveSpec {
@@ -127,8 +127,8 @@ export class CollectiveRequest {
   readonly plan: PlanTemplate;
   private readonly instance: PlanInstance;
   private readonly result: CollectiveResult;
-  /** Per-step times (ms) of the last start, when `measurePhases` was set. */
-  phaseTimes: number[] | undefined;
+  /** Per-step times (ms: post, wait, local) of the last start, when `measurePhases` was set. */
+  phaseTimes: StepTiming[] | undefined;
 
   constructor(readonly group: RequestGroup, readonly coll: CollType, spec: CollectiveSpec, options: { measurePhases?: boolean } = {}) {
     const n = normalize(coll, spec, group.rank, group.size);

@@ -1,7 +1,10 @@
 /** `ucx-ts run -n N`: rank variables, "[rank] " output, the first failure stops the others and sets the exit status. */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { runScript } from "../helpers/spawn.ts";
+import process from "node:process";
+import { runtime } from "../../src/ffi/index.ts";
+import { runArgv, runScript } from "../helpers/spawn.ts";
+import { skipWithReason } from "../helpers/skip.ts";
 
 const test = suite("cli/run");
 const CLI = "src/cli/index.ts";
@@ -41,5 +44,25 @@ test("ucg-info prints the trees and the pick for a group and size", async () => 
   assert.is(bad.code, 1);
   assert.ok(bad.stderr.includes("UCX_TS_INVALID_ARGUMENT"), bad.stderr);
 });
+
+// Node puts `-e <code>` in execArgv; passed on to the ranks, each would run the launching code
+// again (and launch ranks of its own). The code below exits at once if it finds itself a rank.
+const EVAL_NAME = "launch() from `node -e` starts the script in every rank, not the -e code again";
+if (runtime !== "node") {
+  skipWithReason(test, EVAL_NAME, `node -e only: this is ${runtime}`);
+} else {
+  test(EVAL_NAME, async () => {
+    const code = [
+      `if (process.env.UCX_TS_RANK !== undefined) { console.log("RAN_THE_EVAL_CODE"); process.exit(9); }`,
+      `const { launch } = await import("./src/ucg/launcher.ts");`,
+      `const r = await launch({ n: 2, script: "${PROBE}", timeoutMs: 30000 });`,
+      `console.log("launch status " + r.code);`,
+    ].join("\n");
+    const r = await runArgv([process.execPath, "--import", "tsx", "-e", code], [], { timeoutMs: 60_000 }, "node -e");
+    assert.not.ok(r.stdout.includes("RAN_THE_EVAL_CODE"), r.stdout);
+    assert.ok(r.stdout.includes("launch status 0"), `${r.stdout}\n${r.stderr}`);
+    for (const rank of [0, 1]) assert.ok(r.stdout.includes(`[${rank}] rank=${rank} size=2`), r.stdout);
+  });
+}
 
 test.run();

@@ -1,5 +1,5 @@
 /**
- * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes), simulated in one
+ * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes; SRA radix 2, 4, 8), simulated in one
  * process (helpers/ucg-simulation.ts), against the sequential reference: roots at 0, the middle
  * and the last rank, counts 0, 1, below and above the member count, a non-commutative user op
  * in the plans that take one.
@@ -19,6 +19,7 @@ for (const template of PLAN_TEMPLATES) {
     const variants: Record<string, number>[] =
       template.configTable === "knomial" ? [{ RADIX: 2 }, { RADIX: 3 }, { RADIX: 4 }]
       : template.configTable === "dbt" ? [{ SEGMENT_BYTES: 4 }, { SEGMENT_BYTES: 12 }, { SEGMENT_BYTES: 65536 }]
+      : template.configTable === "sra" ? [{ RADIX: 2 }, { RADIX: 4 }, { RADIX: 8 }]
       : [{}];
     let checked = 0;
     for (let size = 1; size <= 9; size++) {

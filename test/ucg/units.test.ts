@@ -9,6 +9,7 @@ import { DECISION_TREES, PlanPool, prune } from "../../src/ucg/ppool.ts";
 import { resolveOp, defineOp } from "../../src/ucg/op.ts";
 import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
 import { UcxError } from "../../src/index.ts";
+import { dbtSegments } from "../../src/ucg/plans/dbt/dbt_segments.ts";
 
 const test = suite("ucg/units");
 
@@ -110,6 +111,29 @@ test("ops and datatypes: every predefined op on every type, C's wrapping, typed 
   assert.is(code(() => datatypeOf([1, 2])), "UCX_TS_INVALID_ARGUMENT");
   assert.is(code(() => datatypeOf(new Uint8ClampedArray(1))), "UCX_TS_INVALID_ARGUMENT");
   assert.is(code(() => defineOp(() => {}, {} as never)), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("dbtSegments cuts a vector into two halves of segments that cover it once, in order, each within the segment size", () => {
+  for (const [count, elementSize, segmentBytes] of [[0, 8, 64], [1, 8, 64], [7, 4, 8], [1000, 8, 64], [1001, 1, 100], [5, 8, 1]] as const) {
+    const cut = dbtSegments(count, elementSize, segmentBytes);
+    const perSegment = Math.max(1, Math.floor(segmentBytes / elementSize));
+    let next = 0;
+    let largest = 0;
+    for (const which of [0, 1] as const) {
+      assert.ok(cut.segments[which] >= 1, `${count}: half ${which} has ${cut.segments[which]} segments`);
+      for (let j = 0; j < cut.segments[which]; j++) {
+        const s = cut.segment(which, j);
+        assert.is(s.offset, next, `${count}/${elementSize}/${segmentBytes}: half ${which} segment ${j} starts at ${s.offset}, expected ${next}`);
+        assert.ok(s.count <= perSegment, `${count}: segment of ${s.count} > ${perSegment}`);
+        next += s.count;
+        largest = Math.max(largest, s.count);
+      }
+      // The first half is the larger one (rounded up), as both trees' plans expect.
+      if (which === 0) assert.is(next, Math.ceil(count / 2));
+    }
+    assert.is(next, count);
+    assert.is(cut.largest, largest);
+  }
 });
 
 test.run();

@@ -5,8 +5,9 @@
  * of the caller's buffer: no copy); both trees' transfers of a step go together. For large data.
  */
 import { recv, region, send, StepBuilder, type Phase } from "../../phase.ts";
-import { blockCount, blockOffset, type PlanArgs, type PlanConstant, type PlanTemplate, type Tunables } from "../base/plan_base.ts";
+import type { PlanArgs, PlanConstant, PlanTemplate, Tunables } from "../base/plan_base.ts";
 import { dbtTree } from "./dbt.ts";
+import { dbtSegments } from "./dbt_segments.ts";
 
 export const dbtBcastPlan: PlanTemplate = {
   coll: "bcast",
@@ -17,21 +18,16 @@ export const dbtBcastPlan: PlanTemplate = {
   build({ rank, size, count, root, elementSize }: PlanArgs, t: Tunables): PlanConstant {
     const b = new StepBuilder();
     if (size === 1) return { steps: b.steps, scratchCount: 0 };
-    const halves = [
-      { offset: 0, count: Math.ceil(count / 2) },
-      { offset: Math.ceil(count / 2), count: count - Math.ceil(count / 2) },
-    ];
-    const segmentElements = Math.max(1, Math.floor(t.SEGMENT_BYTES! / elementSize));
-    const segments = halves.map((h) => Math.max(1, Math.ceil(h.count / segmentElements)));
+    const cut = dbtSegments(count, elementSize, t.SEGMENT_BYTES!);
     const segment = (which: 0 | 1, j: number) => {
-      const h = halves[which]!;
-      return region("recv", h.offset + blockOffset(h.count, segments[which]!, j), blockCount(h.count, segments[which]!, j));
+      const s = cut.segment(which, j);
+      return region("recv", s.offset, s.count);
     };
     const byStep = new Map<number, Phase[]>();
     const at = (step: number, p: Phase) => (byStep.get(step) ?? byStep.set(step, []).get(step)!).push(p);
     for (const which of [0, 1] as const) {
       const tree = dbtTree(rank, size, root, which);
-      for (let j = 0; j < segments[which]!; j++) {
+      for (let j = 0; j < cut.segments[which]; j++) {
         if (!tree) {
           const top = dbtTree(root === 0 ? 1 : 0, size, root, which)!.top;
           at(j, send(top, segment(which, j)));

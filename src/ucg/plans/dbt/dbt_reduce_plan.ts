@@ -6,8 +6,9 @@
  * members in tree order). For large vectors.
  */
 import { copy, recv, reduce, region, send, StepBuilder, type Phase } from "../../phase.ts";
-import { blockCount, blockOffset, type PlanArgs, type PlanConstant, type PlanTemplate, type Tunables } from "../base/plan_base.ts";
+import type { PlanArgs, PlanConstant, PlanTemplate, Tunables } from "../base/plan_base.ts";
 import { dbtTree } from "./dbt.ts";
+import { dbtSegments } from "./dbt_segments.ts";
 
 /** Levels below each member in tree `which` (0 for a leaf), by real rank. */
 function subtreeHeights(size: number, root: number, which: 0 | 1): Map<number, number> {
@@ -34,14 +35,8 @@ export const dbtReducePlan: PlanTemplate = {
     const accBuffer = isRoot ? "recv" : "scratch";
     const b = new StepBuilder().local(copy(region(accBuffer, 0, count), region("send", 0, count)));
     if (size === 1) return { steps: b.steps, scratchCount: 0 };
-    const halves = [
-      { offset: 0, count: Math.ceil(count / 2) },
-      { offset: Math.ceil(count / 2), count: count - Math.ceil(count / 2) },
-    ];
-    const segmentElements = Math.max(1, Math.floor(t.SEGMENT_BYTES! / elementSize));
-    const segments = halves.map((h) => Math.max(1, Math.ceil(h.count / segmentElements)));
-    const largest = Math.max(...halves.map((h, i) => blockCount(h.count, segments[i]!, 0)));
-    const seg = (which: 0 | 1, j: number) => ({ offset: halves[which]!.offset + blockOffset(halves[which]!.count, segments[which]!, j), count: blockCount(halves[which]!.count, segments[which]!, j) });
+    const cut = dbtSegments(count, elementSize, t.SEGMENT_BYTES!);
+    const largest = cut.largest;
     // Scratch: the accumulator (off the root), then one landing slot per child per tree.
     const accEnd = isRoot ? 0 : count;
     let slots = 0;
@@ -55,8 +50,8 @@ export const dbtReducePlan: PlanTemplate = {
       const height = tree ? heights.get(rank)! : heights.get(from[0]!)! + 1;
       const slotOf = from.map(() => accEnd + largest * slots++);
       const parentHeight = !tree ? 0 : tree.parent === root ? height + 1 : heights.get(tree.parent)!;
-      for (let j = 0; j < segments[which]!; j++) {
-        const s = seg(which, j);
+      for (let j = 0; j < cut.segments[which]; j++) {
+        const s = cut.segment(which, j);
         from.forEach((c, i) => {
           const landing = region("scratch", slotOf[i]!, s.count);
           at(transfers, j + height - 1, recv(c, landing));
