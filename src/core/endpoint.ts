@@ -141,6 +141,50 @@ export class Endpoint {
   }
 
   /**
+   * Send a window of tagged messages with one call: each buffer is one message with `tag`, in
+   * order, all handed to UCX in one submission (one record, one completion, one Promise, where
+   * `send` costs one of each per message). Resolves when every buffer may be reused; the first
+   * message that fails rejects it (one refused while posting stops the rest from being posted).
+   * The peer receives them as ordinary messages: `recv` one by one, or `recvMany` for a window.
+   */
+  sendMany(buffers: readonly (BufferLike | DeviceBuffer)[], tag: Tag): Promise<void> {
+    this.assertUsable();
+    if (!Array.isArray(buffers)) throw invalidArgument("sendMany needs an array of buffers");
+    if (buffers.some(isDeviceBuffer)) return Promise.all(buffers.map((b) => this.send(b, tag))).then(() => undefined);
+    const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
+    const [tagLo, tagHi] = this.sendTagWords(tag);
+    if (frames.length === 0) return Promise.resolve();
+    // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
+    // for sendMulti (batch-operations.ts), minus UCXX's headers.
+    const descriptor = new Float64Array(2 * frames.length);
+    for (let i = 0; i < frames.length; i++) {
+      descriptor[2 * i] = this.worker.addressOf(frames[i]!);
+      descriptor[2 * i + 1] = frames[i]!.length;
+    }
+    const descriptorBytes = new Uint8Array(descriptor.buffer);
+    return this.track(
+      this.worker.request(
+        submission({ op: Op.MultiSend, target: this.id, address: this.worker.addressOf(descriptorBytes), length: frames.length, tagLo, tagHi }),
+        [descriptorBytes, frames],
+        "sendMany",
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * Receive a window of tagged messages from this endpoint's peer with one call (the receiving
+   * side of `sendMany`, or of any run of `send`s): `buffers[i]` takes the i-th message matching
+   * `tag`/`mask`. Resolves with one result per buffer; the first failure (a message larger than
+   * its buffer, this endpoint's error, an abort) rejects and cancels the rest. As `recv`, only on
+   * an endpoint made through the hello; elsewhere use `worker.recvMany`.
+   */
+  recvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult[]> {
+    this.assertReceivable();
+    return this.trackReceive(this.worker.tagRecvMany(buffers, tag, mask, options, this.receiveScope("recvMany"), this.queuedOnly));
+  }
+
+  /**
    * @internal A tag send of memory UCX reads itself (device memory on a UCX with CUDA support):
    * straight to ucp_tag_send_nbx, never through the send path's JavaScript copies.
    */
