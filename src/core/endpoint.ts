@@ -26,6 +26,9 @@ import type { EndpointHost } from "./endpoint-host.ts";
 /** UCP_AM_SEND_FLAG_REPLY: UCXX's receiver routes a message by its reply endpoint. */
 const AM_SEND_FLAG_REPLY = 1;
 
+/** Messages up to this size go as one submission in `sendMany`; a window with larger ones goes message by message. */
+const SEND_MANY_SMALL_BYTES = 64 * 1024;
+
 export type ErrorHandling = "peer" | "none";
 export type { AtomicOp, AtomicOptions } from "./endpoint-rma.ts";
 export type { AmSendOptions } from "./am/send-header.ts";
@@ -146,6 +149,8 @@ export class Endpoint {
    * `send` costs one of each per message). Resolves when every buffer may be reused; the first
    * message that fails rejects it (one refused while posting stops the rest from being posted).
    * The peer receives them as ordinary messages: `recv` one by one, or `recvMany` for a window.
+   * A window holding a message over 64 KiB goes message by message through `send` instead (its
+   * registration cache matters there, and a Promise per large message costs nothing).
    */
   sendMany(buffers: readonly (BufferLike | DeviceBuffer)[], tag: Tag): Promise<void> {
     this.assertUsable();
@@ -154,6 +159,9 @@ export class Endpoint {
     const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
     const [tagLo, tagHi] = this.sendTagWords(tag);
     if (frames.length === 0) return Promise.resolve();
+    // Large messages cost their bytes, not their Promise: they take the send path, whose
+    // registration cache spares UCX registering each one (ring order keeps them in order).
+    if (frames.some((f) => f.length > SEND_MANY_SMALL_BYTES)) return Promise.all(frames.map((f) => this.send(f, tag))).then(() => undefined);
     // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
     // for sendMulti (batch-operations.ts), minus UCXX's headers.
     const descriptor = new Float64Array(2 * frames.length);

@@ -69,6 +69,11 @@ for (const mode of MODES) {
         assert.is(r.length, i);
         assert.ok(samePattern(window[i]!.subarray(0, i), i));
       });
+      // A window with messages over 64 KiB (sent message by message) keeps its order too.
+      const mixed = [8, 300_000, 0, 70_000, 8];
+      const large = mixed.map((n) => new Uint8Array(Math.max(n, 1)));
+      const [m] = await p.run(Promise.all([ba.recvMany(large, 41), ab.sendMany(mixed.map((n, i) => pattern(n, 50 + i)), 41)]));
+      assertWindow(large, m, mixed, 50, 41, "window with large messages");
       // The worker-wide window, from an endpoint made by worker address (full 64-bit tags).
       const big = 2n ** 63n + 5n;
       const wb = [new Uint8Array(8), new Uint8Array(8)];
