@@ -4,7 +4,8 @@
  *   <runtime> bench/p2p-peer.ts client <mode> <errorHandling> <port> <plan-json>
  * The server listens on 127.0.0.1, prints {"port"}, and echoes: tag 1 comes back as tag 2
  * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 6 announces
- * a window ([count, size] as f64) that the server takes with one recvMany and acknowledges; tag 8
+ * windows ([count, size, rounds] as f64) that the server takes with one recvMany each (the next
+ * one posted ahead) and acknowledges one by one; tag 8
  * announces [count] active messages, taken with amRecv one by one and acknowledged; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources.
@@ -25,12 +26,17 @@ if (role === "server") {
     if (tag === 1) await wait(ep.send(buf.subarray(0, length), 2));
     else if (tag === 4) await wait(ep.send(ack, 5));
     else if (tag === 6) {
-      // A window: one receive call for all of it, each message into its own slice of `windowBuf`.
-      const [count, size] = new Float64Array(buf.buffer, 0, 2) as unknown as [number, number];
-      if (count * size > windowBuf.length) windowBuf = new Uint8Array(count * size);
-      const slices = Array.from({ length: count }, (_, i) => windowBuf.subarray(i * size, (i + 1) * size));
-      await wait(ep.recvMany(slices, 3));
-      await wait(ep.send(ack, 5));
+      // Windows ([count, size, rounds]): each taken with one recvMany, the next one posted before
+      // the current one is acknowledged (two sets of buffers), as a receiver of a stream would.
+      const [count, size, rounds] = new Float64Array(buf.buffer, 0, 3) as unknown as [number, number, number];
+      if (2 * count * size > windowBuf.length) windowBuf = new Uint8Array(2 * count * size).fill(1); // pages touched: no first-touch faults in the timed rounds
+      const sets = [0, 1].map((k) => Array.from({ length: count }, (_, i) => windowBuf.subarray((k * count + i) * size, (k * count + i + 1) * size)));
+      let next = ep.recvMany(sets[0]!, 3);
+      for (let r = 0; r < rounds; r++) {
+        await wait(next);
+        if (r + 1 < rounds) next = ep.recvMany(sets[(r + 1) % 2]!, 3);
+        await wait(ep.send(ack, 5));
+      }
     } else if (tag === 8) {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
       for (let i = 0; i < count; i++) await wait(ep.amRecv());
@@ -82,12 +88,11 @@ if (role === "server") {
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);
     const frames = Array.from({ length: window }, () => out.subarray(0, size));
-    const announce = new Float64Array([window, size]);
     let bytes = 0;
     const t0 = performance.now();
+    await wait(ep.send(new Float64Array([window, size, rounds]), 6));
     for (let r = 0; r < rounds; r++) {
       const a = ep.recv(ack, 5);
-      await wait(ep.send(announce, 6));
       await wait(ep.sendMany(frames, 3));
       await wait(a);
       bytes += size * window;
