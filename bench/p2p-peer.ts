@@ -3,23 +3,45 @@
  *   <runtime> bench/p2p-peer.ts server <mode> <errorHandling>
  *   <runtime> bench/p2p-peer.ts client <mode> <errorHandling> <port> <plan-json>
  * The server listens on 127.0.0.1, prints {"port"}, and echoes: tag 1 comes back as tag 2
- * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 9 ends.
+ * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 6 announces
+ * windows ([count, size, rounds] as f64) that the server takes with one recvMany each (the next
+ * one posted ahead) and acknowledges one by one; tag 8
+ * announces [count] active messages, taken with amRecv one by one and acknowledged; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources.
  */
 import { startBenchPeer } from "./bench-peer.ts";
 
-const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: [number, number, number][] }>();
+type Window = [size: number, window: number, rounds: number];
+const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
 const MAX = 4 << 20;
 
 if (role === "server") {
   const buf = new Uint8Array(MAX);
+  let windowBuf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
   for (;;) {
     const { tag, length } = await wait(ep.recv(buf, 0, 0));
     if (tag === 9) break;
     if (tag === 1) await wait(ep.send(buf.subarray(0, length), 2));
     else if (tag === 4) await wait(ep.send(ack, 5));
+    else if (tag === 6) {
+      // Windows ([count, size, rounds]): each taken with one recvMany, the next one posted before
+      // the current one is acknowledged (two sets of buffers), as a receiver of a stream would.
+      const [count, size, rounds] = new Float64Array(buf.buffer, 0, 3) as unknown as [number, number, number];
+      if (2 * count * size > windowBuf.length) windowBuf = new Uint8Array(2 * count * size).fill(1); // pages touched: no first-touch faults in the timed rounds
+      const sets = [0, 1].map((k) => Array.from({ length: count }, (_, i) => windowBuf.subarray((k * count + i) * size, (k * count + i + 1) * size)));
+      let next = ep.recvMany(sets[0]!, 3);
+      for (let r = 0; r < rounds; r++) {
+        await wait(next);
+        if (r + 1 < rounds) next = ep.recvMany(sets[(r + 1) % 2]!, 3);
+        await wait(ep.send(ack, 5));
+      }
+    } else if (tag === 8) {
+      const count = new Float64Array(buf.buffer, 0, 1)[0]!;
+      for (let i = 0; i < count; i++) await wait(ep.amRecv());
+      await wait(ep.send(ack, 5));
+    }
   }
 } else {
   const out = new Uint8Array(MAX).fill(7);
@@ -60,6 +82,42 @@ if (role === "server") {
     }
     const seconds = (performance.now() - t0) / 1000;
     results.push({ kind: "bw_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
+  }
+  // The same windows through the windowed API: one sendMany (one Promise) and, on the server,
+  // one recvMany per window, where the loop above pays a Promise and a record per message.
+  for (const [size, window, rounds] of plan.bandwidth) {
+    const ack = new Uint8Array(8);
+    const frames = Array.from({ length: window }, () => out.subarray(0, size));
+    let bytes = 0;
+    const t0 = performance.now();
+    await wait(ep.send(new Float64Array([window, size, rounds]), 6));
+    for (let r = 0; r < rounds; r++) {
+      const a = ep.recv(ack, 5);
+      await wait(ep.sendMany(frames, 3));
+      await wait(a);
+      bytes += size * window;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    results.push({ kind: "bw_many_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
+  }
+  // Active messages (UCXX's format, AM id 0): `window` amSends in flight, the server takes each
+  // with amRecv and acknowledges the window.
+  for (const [size, window, rounds] of plan.am ?? []) {
+    const ack = new Uint8Array(8);
+    const announce = new Float64Array([window]);
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      const a = ep.recv(ack, 5);
+      await wait(ep.send(announce, 8));
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < window; i++) sends.push(ep.amSend(out.subarray(0, size)));
+      await wait(Promise.all(sends));
+      await wait(a);
+      bytes += size * window;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    results.push({ kind: "am_bw_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   await wait(ep.send(new Uint8Array(1), 9));
   await wait(ep.flush()).catch(() => {});

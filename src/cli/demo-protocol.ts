@@ -32,7 +32,7 @@ export interface Plan {
   readonly warmup: number;
   /** One-way transfers timed for the bandwidth. */
   readonly transfers: number;
-  /** Transfers in flight at once (sends posted ahead, receives posted ahead). */
+  /** Messages per sendMany / recvMany window of the bulk phase. */
   readonly window: number;
 }
 
@@ -40,7 +40,9 @@ export function plan(size: number): Plan {
   const pings = size <= 64 * KiB ? 200 : size <= MiB ? 40 : size <= 16 * MiB ? 8 : 4;
   const warmup = size <= 64 * KiB ? 10 : 1;
   const transfers = size <= KiB ? 2000 : Math.min(500, Math.max(3, Math.ceil((32 * MiB) / size)));
-  const window = size <= 64 * KiB ? 32 : size <= MiB ? 8 : 2;
+  // Small messages go in windows of 256 (one sendMany/recvMany each): a stream of them costs
+  // per window, not per message.
+  const window = size <= KiB ? 256 : size <= 64 * KiB ? 32 : size <= MiB ? 8 : 2;
   return { size, pings, warmup, transfers, window: Math.min(window, transfers) };
 }
 

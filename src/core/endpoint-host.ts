@@ -50,6 +50,7 @@ export interface EndpointHost extends DrainHost {
   /** Ask UCX to cancel request `id`. */
   cancel(id: number): void;
   tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;
+  tagRecvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean): Submitted<RecvResult[]>;
   amInbox(endpointId: number): AmInbox;
   amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;
   /** The endpoint is closed: forget it (and release its receive scope). */

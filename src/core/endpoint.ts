@@ -27,6 +27,9 @@ import type { EndpointHost } from "./endpoint-host.ts";
 /** UCP_AM_SEND_FLAG_REPLY: UCXX's receiver routes a message by its reply endpoint. */
 const AM_SEND_FLAG_REPLY = 1;
 
+/** Messages up to this size go as one submission in `sendMany`; a window with larger ones goes message by message. */
+const SEND_MANY_SMALL_BYTES = 64 * 1024;
+
 export type ErrorHandling = "peer" | "none";
 export type { AtomicOp, AtomicOptions } from "./endpoint-rma.ts";
 export type { AmSendOptions } from "./am/send-header.ts";
@@ -154,6 +157,57 @@ export class Endpoint {
     if (refused) return refused;
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
     return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
+  }
+
+  /**
+   * Send a window of tagged messages with one call: each buffer is one message with `tag`, in
+   * order, all handed to UCX in one submission (one record, one completion, one Promise, where
+   * `send` costs one of each per message). Resolves when every buffer may be reused; the first
+   * message that fails rejects it (one refused while posting stops the rest from being posted).
+   * The peer receives them as ordinary messages: `recv` one by one, or `recvMany` for a window.
+   * A window holding a message over 64 KiB goes message by message through `send` instead (its
+   * registration cache matters there, and a Promise per large message costs nothing).
+   */
+  sendMany(buffers: readonly (BufferLike | DeviceBuffer)[], tag: Tag): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    if (!Array.isArray(buffers)) throw invalidArgument("sendMany needs an array of buffers");
+    if (buffers.some(isDeviceBuffer)) return Promise.all(buffers.map((b) => this.send(b, tag))).then(() => undefined);
+    const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
+    const [tagLo, tagHi] = this.sendTagWords(tag);
+    if (frames.length === 0) return Promise.resolve();
+    // Large messages cost their bytes, not their Promise: they take the send path, whose
+    // registration cache spares UCX registering each one (ring order keeps them in order).
+    if (frames.some((f) => f.length > SEND_MANY_SMALL_BYTES)) return Promise.all(frames.map((f) => this.send(f, tag))).then(() => undefined);
+    // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
+    // for sendMulti (batch-operations.ts), minus UCXX's headers.
+    const descriptor = new Float64Array(2 * frames.length);
+    for (let i = 0; i < frames.length; i++) {
+      descriptor[2 * i] = this.worker.addressOf(frames[i]!);
+      descriptor[2 * i + 1] = frames[i]!.length;
+    }
+    const descriptorBytes = new Uint8Array(descriptor.buffer);
+    return this.track(
+      this.worker.request(
+        submission({ op: Op.MultiSend, target: this.id, address: this.worker.addressOf(descriptorBytes), length: frames.length, tagLo, tagHi }),
+        [descriptorBytes, frames],
+        "sendMany",
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * Receive a window of tagged messages from this endpoint's peer with one call (the receiving
+   * side of `sendMany`, or of any run of `send`s): `buffers[i]` takes the i-th message matching
+   * `tag`/`mask`. Resolves with one result per buffer; the first failure (a message larger than
+   * its buffer, this endpoint's error, an abort) rejects and cancels the rest. As `recv`, only on
+   * an endpoint made through the hello; elsewhere use `worker.recvMany`.
+   */
+  recvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult[]> {
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
+    return this.trackReceive(this.worker.tagRecvMany(buffers, tag, mask, options, this.receiveScope("recvMany"), this.queuedOnly));
   }
 
   /**

@@ -284,6 +284,20 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   }
 
 /**
+   * Receive a window of tagged messages from any endpoint with one call: `buffers[i]` takes the
+   * i-th message matching `tag`/`mask` (UCX matches receives in the order they are posted).
+   * One submission and one Promise for the whole window, which is what a stream of small
+   * messages needs (see `Endpoint.sendMany`). Resolves with each buffer's sender tag and length;
+   * the first receive that fails (a message larger than its buffer: UCS_ERR_MESSAGE_TRUNCATED)
+   * rejects the whole and cancels the rest. Every buffer stays referenced until UCX is done.
+   */
+  recvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult[]> {
+    const refused = this.#refusal();
+    if (refused) return refused;
+    return this.#receives.tagRecvMany(buffers, tag, mask, options).promise;
+  }
+
+/**
    * Is a message matching `tag`/`mask` waiting? Resolves with its tag and length, or null.
    * The message stays queued for a later `recv`. It answers at once, so a signal only matters
    * if it is aborted already (rejects as an aborted receive does).
@@ -424,6 +438,11 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   /** @internal An endpoint's multi-receive through the device pipeline (cuda/staged-multi-receive.ts). */
   recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]> {
     return this.#receives.recvMultiStaged(tag, options, port);
+  }
+
+  /** @internal An endpoint's many-receive (worker/tag-receives.ts). */
+  tagRecvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): Submitted<RecvResult[]> {
+    return this.#receives.tagRecvMany(buffers, tag, mask, options, scope, ifQueued);
   }
 
   /** @internal An endpoint's multi-buffer receive (worker/tag-receives.ts). */

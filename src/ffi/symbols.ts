@@ -147,6 +147,10 @@ export const symbols = {
   calloc: { lib: "c", args: ["usize", "usize"], result: "ptr" },
   free: { lib: "c", args: ["ptr"], result: "void" },
   strlen: { lib: "c", args: ["ptr"], result: "usize" },
+  // memcpy(dst, src, n): copies C memory UCX lends for one callback (an active message's header
+  // and eager data) into memory of ours, without making an ArrayBuffer over UCX's memory per
+  // message (koffi.view's external buffers cost their weight in garbage collection).
+  memcpy: { lib: "c", args: ["ptr", "ptr", "usize"], result: "ptr" },
   // poll(struct pollfd *fds, nfds_t nfds, int timeout): blocking mode waits on the worker's fd.
   poll: { lib: "c", args: ["ptr", "u64", "i32"], result: "i32" },
   // sched_yield(): the progress thread hands its core to the application thread it just woke.

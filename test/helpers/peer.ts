@@ -7,7 +7,8 @@
  * argument: it accepts, then only receives, so the test can kill it mid-transfer. Told "multi",
  * it echoes multi-buffer batches instead: each batch received with tag 1 goes back with tag 2,
  * and a batch of zero frames (echoed too) ends it. Told "rma", it serves remote memory
- * (below); told "am", it echoes active messages; told "farewell", it sends a fixed set of
+ * (below); told "am", it echoes active messages; told "many", it echoes windows of messages
+ * with recvMany/sendMany (below); told "farewell", it sends a fixed set of
  * messages, closes and exits (below).
  * A watchdog ends it after 120 s whatever happens.
  */
@@ -49,6 +50,23 @@ if (behaviour === "farewell") {
   for (let i = 0; i < 3; i++) sends.push(ep.amSend(pattern(50 + i, i), { header: new Uint8Array([i]) }));
   await worker.settled(Promise.all(sends));
   await worker.settled(ep.close());
+  process.exit(0);
+}
+
+if (behaviour === "many") {
+  // Windows: a tag-5 message of one f64 announces how many messages follow on tag 6 (0 ends);
+  // they are received with one recvMany into 64 KiB buffers and sent back with one sendMany on
+  // tag 7, each at its received length, in order.
+  const count = new Float64Array(1);
+  for (;;) {
+    await worker.settled(ep.recv(count, 5));
+    if (count[0] === 0) break;
+    const buffers = Array.from({ length: count[0]! }, () => new Uint8Array(64 << 10));
+    const got = await worker.settled(ep.recvMany(buffers, 6));
+    await worker.settled(ep.sendMany(buffers.map((b, i) => b.subarray(0, got[i]!.length)), 7));
+  }
+  await worker.settled(ep.close());
+  await worker.close();
   process.exit(0);
 }
 

@@ -58,6 +58,11 @@ export function ownerBytes(owner: string): Uint8Array {
   return bytes;
 }
 
+function isZero(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
 export function encodeAmHeader(h: AmHeader): Uint8Array {
   const size = 4 + 1 + (h.callback ? OWNER_BYTES + 8 : 0) + 1 + 8 + h.userHeader.length;
   const out = new Uint8Array(size);
@@ -79,7 +84,18 @@ export function encodeAmHeader(h: AmHeader): Uint8Array {
   return out;
 }
 
+/** The plain 14-byte header (no receiver callback, no user header), as nearly every message has. */
+const PLAIN_BYTES = 14;
+const NO_USER_HEADER = new Uint8Array(0);
+
 export function decodeAmHeader(bytes: Uint8Array): AmHeader {
+  // Fast path for the plain header, read without a DataView or closures (one per message
+  // otherwise): hasReceiverCallback 0, memoryTypePolicy 0 or 1, userHeaderSize 0. The same
+  // fields the full reading below would give.
+  if (bytes.length === PLAIN_BYTES && bytes[4] === 0 && bytes[5]! <= 1 && isZero(bytes, 6, PLAIN_BYTES)) {
+    const memoryType = (bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24)) >>> 0;
+    return { memoryType, memoryTypePolicy: bytes[5]!, userHeader: NO_USER_HEADER.slice() };
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const none = new Uint8Array(0);
   if (bytes.length === 0) return { memoryType: 0, memoryTypePolicy: 0, userHeader: none };

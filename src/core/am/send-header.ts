@@ -18,6 +18,13 @@ export interface AmSendOptions {
   readonly amId?: number;
 }
 
+/**
+ * The plain header of host and CUDA data (no callback, no user header), encoded once: UCX only
+ * reads a send's header, so every such send can share these bytes, which also spares a fresh
+ * 14-byte array per message (and moving it off the JavaScript heap for its address).
+ */
+const PLAIN_HEADERS = new Map<number, Uint8Array>();
+
 /** The AM id and the header bytes UCX is given for a send with `options` (checked). */
 /** `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
 export function amSendHeader(options: AmSendOptions, memoryType = 0): { amId: number; header: Uint8Array } {
@@ -30,6 +37,11 @@ export function amSendHeader(options: AmSendOptions, memoryType = 0): { amId: nu
     return { amId: options.amId, header: user };
   }
   const cb = options.callback;
+  if (!cb && user.length === 0 && (memoryType === 0 || memoryType === 1)) {
+    let plain = PLAIN_HEADERS.get(memoryType);
+    if (!plain) PLAIN_HEADERS.set(memoryType, (plain = encodeAmHeader({ memoryType, memoryTypePolicy: 0, userHeader: user })));
+    return { amId: 0, header: plain };
+  }
   if (cb && cb.owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
   try {
     const header = encodeAmHeader({

@@ -28,14 +28,28 @@ interface AmSlot {
 /** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
 const EVENT_ID_FIRST = 0x80000000;
 
+/**
+ * Eager data up to this size is copied (one memcpy) into a staging area of ours, then into the
+ * message's own ArrayBuffer with a JavaScript slice; larger data through a view of UCX's memory.
+ */
+const STAGING_BYTES = 64 * 1024;
+
+/** The key of an (endpoint, AM id) order: a number, not a string made per message. */
+const orderKey = (endpoint: number, amId: number) => endpoint * 0x10000 + amId;
+
 export class ActiveMessages {
   private readonly callback: NativeCallback;
   /** Rendezvous messages announced inside the callback, fetched right after progress. */
   private readonly pending: { desc: Pointer; length: number; slot: AmSlot }[] = [];
-  private readonly amOrder = new Map<string, AmSlot[]>();
+  private readonly amOrder = new Map<number, AmSlot[]>();
   private nextEventId = EVENT_ID_FIRST;
+  /** Where the callback's parameters (ucp_am_recv_param_t), header and small data are copied first. */
+  private readonly staging = new Uint8Array(STAGING_BYTES);
+  private readonly stagingAddress: number;
+  private readonly stagingWords = new Uint32Array(this.staging.buffer, 0, 4);
 
   constructor(private readonly h: OpHost) {
+    this.stagingAddress = h.u.addressOf(this.staging);
     this.callback = h.u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
       this.onActiveMessage(arg, header, headerLength, data, length, param),
     );
@@ -69,13 +83,15 @@ export class ActiveMessages {
   onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
     this.h.activeMessage();
     const u = this.h.u;
-    const p = u.structAt("ucp_am_recv_param_t", param);
-    const attr = p.getNumber("recv_attr");
-    const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? p.getNumber("reply_ep") : 0;
+    // ucp_am_recv_param_t (16 bytes: recv_attr u64, reply_ep pointer), read from our copy.
+    u.memcpy(this.stagingAddress, param, 16);
+    const w = this.stagingWords;
+    const attr = w[0]!; // the flags used here are in the low word
+    const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? w[2]! + w[3]! * 0x100000000 : 0;
     const endpoint = this.h.endpointIdOf(reply);
-    const headerBytes = headerLength > 0 ? new Uint8Array(u.view(header, headerLength)).slice() : new Uint8Array(0);
+    const headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
     const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, status: UCS_OK, ready: false };
-    const key = `${endpoint}:${amId}`;
+    const key = orderKey(endpoint, amId);
     const order = this.amOrder.get(key);
     if (order) order.push(slot);
     else this.amOrder.set(key, [slot]);
@@ -83,10 +99,15 @@ export class ActiveMessages {
       this.pending.push({ desc: data, length, slot });
       return UCS_INPROGRESS;
     }
-    const buffer = new ArrayBuffer(length);
-    if (length > 0) new Uint8Array(buffer).set(new Uint8Array(u.view(data, length)));
-    this.amReady(slot, buffer, UCS_OK);
+    this.amReady(slot, length > 0 ? (this.copyOut(data, length).buffer as ArrayBuffer) : new ArrayBuffer(0), UCS_OK);
     return UCS_OK;
+  }
+
+  /** A copy of `length` bytes of UCX's memory at `address`, in an ArrayBuffer of its own. */
+  private copyOut(address: Pointer, length: number): Uint8Array {
+    if (length > STAGING_BYTES) return new Uint8Array(this.h.u.view(address, length)).slice();
+    this.h.u.memcpy(this.stagingAddress, address, length);
+    return this.staging.slice(0, length);
   }
 
   fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
@@ -109,7 +130,7 @@ export class ActiveMessages {
     slot.buffer = buffer;
     slot.status = status;
     slot.ready = true;
-    const key = `${slot.endpoint}:${slot.amId}`;
+    const key = orderKey(slot.endpoint, slot.amId);
     const order = this.amOrder.get(key)!;
     while (order.length > 0 && order[0]!.ready) {
       const s = order.shift()!;

@@ -5,6 +5,7 @@
  * tag messages, checked oldest first per batch (request-tracker.ts).
  */
 import { ptrIsError, type Pointer } from "../../ffi/index.ts";
+import { ManyReceive } from "./many-receive.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
 import type { OpHost, OwnedRequest } from "./op-host.ts";
 import type { Payload } from "./payload.ts";
@@ -19,7 +20,7 @@ const UCS_ERR_NOT_CONNECTED = -24;
 
 export class BatchOperations {
   /** Multi-buffer batches by request id, until their one completion. */
-  private readonly batches = new Map<number, MultiSend | MultiReceive>();
+  private readonly batches = new Map<number, MultiSend | MultiReceive | ManyReceive>();
   private readonly queues = new MultiReceiveQueues();
   readonly parts: PartPoster;
 
@@ -64,6 +65,13 @@ export class BatchOperations {
     );
     this.batches.set(id, batch);
     this.queues.add(batch, tag);
+  }
+
+  /** `recvMany`: one receive per descriptor entry, one completion (many-receive.ts). */
+  manyRecv(id: number, descriptor: number, count: number, tag: readonly [number, number, number, number], ifQueued: boolean): void {
+    const batch = new ManyReceive(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
+    this.batches.set(id, batch);
+    batch.start(descriptor, count, tag, ifQueued);
   }
 
   /** Cancel batch `id`, if it is one (a receive waiting for its first header ends at once). */

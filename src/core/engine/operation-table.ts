@@ -71,6 +71,9 @@ export function operationTable(f: OperationFamilies): OperationHandler[] {
   on(Op.MultiRecv, (r, w, id, _t, _a, length) =>
     batches.multiRecv(id, [tagLo(r, w), tagHi(r, w), maskLo(r, w), maskHi(r, w)], { maxBytes: length, maxHeaders: handle(r, w) }, (flags(r, w) & MULTI_FLAG_IF_QUEUED) !== 0),
   );
+  on(Op.RecvMany, (r, w, id, _t, address, length) =>
+    batches.manyRecv(id, address, length, [tagLo(r, w), tagHi(r, w), maskLo(r, w), maskHi(r, w)], (flags(r, w) & MULTI_FLAG_IF_QUEUED) !== 0),
+  );
   // remote-memory.ts
   on(Op.MemMap, (_r, _w, id, target, address, length) => {
     rma.memMap(id, target, address, length);

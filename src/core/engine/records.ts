@@ -87,6 +87,12 @@ export const Op = {
    * matching message, else it completes at once with UCS_ERR_NO_MESSAGE (nothing can come).
    */
   TagRecvIfQueued: 32,
+  /**
+   * Many tag receives in one record (`recvMany`): address = descriptor of `length` entries of
+   * 32 bytes (f64 address, f64 capacity in; f64 length received, u32 sender tag lo, hi out), tag
+   * and mask as TagRecv; flags MULTI_FLAG_IF_QUEUED as MultiRecv. One completion for all.
+   */
+  RecvMany: 33,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 

@@ -9,7 +9,7 @@ import type { Submitted } from "../endpoint-host.ts";
 import { submission } from "../engine/engine.ts";
 import type { Payload } from "../engine/payload.ts";
 import { MULTI_FLAG_IF_QUEUED, Op } from "../engine/records.ts";
-import { UcxError } from "../errors.ts";
+import { invalidArgument, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { checkLimits, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "../receive-options.ts";
 import { FULL_MASK, joinTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "../tag.ts";
@@ -58,6 +58,52 @@ export class TagReceives {
       released && (() => released()),
     );
     this.path.cancelOnAbort(r, options.signal, false, "recv");
+    return r;
+  }
+
+  /**
+   * Many receives in one submission (`recvMany`), with one request id: `buffers[i]` takes the
+   * i-th message matching (tag, mask), as UCX matches receives in posting order. Resolves with
+   * one result per buffer; the first receive that fails rejects the whole (the others are
+   * cancelled). `scope` and `ifQueued` as in `tagRecv`.
+   */
+  tagRecvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false): Submitted<RecvResult[]> {
+    if (!Array.isArray(buffers)) throw invalidArgument("recvMany needs an array of buffers");
+    const bytes = buffers.map((b, i) => asBytes(b, `buffer ${i}`));
+    const [tagLo, tagHi] = scope === undefined ? tagWords(tag) : scopedTagWords(scope, tag);
+    const [maskLo, maskHi] = scope === undefined ? tagWords(mask, "tag mask") : scopedMaskWords(mask);
+    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recvMany")) };
+    if (bytes.length === 0) return { id: 0, promise: Promise.resolve([]) };
+    // Entries of MANY_ENTRY_BYTES: address and capacity in; length and sender tag come back here.
+    const descriptor = new Float64Array(4 * bytes.length);
+    for (let i = 0; i < bytes.length; i++) {
+      descriptor[4 * i] = addressOf(bytes[i]!);
+      descriptor[4 * i + 1] = bytes[i]!.length;
+    }
+    const words = new Uint32Array(descriptor.buffer);
+    const results = (): RecvResult[] =>
+      bytes.map((_, i) => {
+        const lo = words[8 * i + 6]!;
+        const hi = words[8 * i + 7]!;
+        return { tag: scope === undefined ? joinTag(lo, hi) : unscopedTag(lo, hi), length: descriptor[4 * i + 2]! };
+      });
+    const descriptorBytes = new Uint8Array(descriptor.buffer);
+    const r = this.path.request(
+      submission({ op: Op.RecvMany, address: addressOf(descriptorBytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi, flags: ifQueued ? MULTI_FLAG_IF_QUEUED : 0 }),
+      [descriptorBytes, bytes],
+      "recvMany",
+      results,
+      (status) => {
+        if (status !== UCS_ERR_MESSAGE_TRUNCATED) return undefined;
+        const i = bytes.findIndex((b, k) => descriptor[4 * k + 2]! > b.length);
+        return new UcxError(
+          "UCS_ERR_MESSAGE_TRUNCATED",
+          `recvMany failed: UCS_ERR_MESSAGE_TRUNCATED: message ${i} (${descriptor[4 * i + 2]} bytes) does not fit its ${bytes[i]?.length}-byte buffer`,
+          { status, statusText: describeStatus(status) ?? undefined, incomingLength: descriptor[4 * i + 2] },
+        );
+      },
+    );
+    this.path.cancelOnAbort(r, options.signal, false, "recvMany");
     return r;
   }
 

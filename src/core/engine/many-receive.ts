@@ -1,0 +1,67 @@
+/**
+ * `recvMany` on the executor's side: one submission posts a tag receive into each of the
+ * caller's buffers, with one tag and mask, and reports ONE completion when the last is done.
+ * UCX matches receives in the order they were posted, so buffer i takes the i-th matching
+ * message. This is what makes a stream of small messages cheap: one record, one completion and
+ * one Promise for the whole window, where single receives cost one of each per message.
+ *
+ * Each receive's length and sender tag are written back into the descriptor (the caller's
+ * memory, pinned by its request until the completion arrives). The first receive that fails
+ * (truncation, cancel, endpoint error) cancels the ones still waiting, so the batch ends with
+ * that status instead of waiting for messages that may never come.
+ */
+import type { PartPoster } from "./multi-transfer.ts";
+
+const UCS_OK = 0;
+
+/** Bytes per descriptor entry: f64 address, f64 capacity, f64 length received, u32 tag lo, u32 tag hi. */
+export const MANY_ENTRY_BYTES = 32;
+
+export class ManyReceive {
+  private remaining = 0;
+  private posted = false;
+  private status = UCS_OK;
+  private received = 0;
+
+  constructor(
+    private readonly poster: PartPoster,
+    readonly id: number,
+    private readonly done: (id: number, status: number, value: number) => void,
+  ) {}
+
+  /** Post `count` receives described at `descriptor` (see MANY_ENTRY_BYTES). */
+  start(descriptor: number, count: number, tag: readonly [lo: number, hi: number, maskLo: number, maskHi: number], ifQueued: boolean): void {
+    const memory = this.poster.view(descriptor, count * MANY_ENTRY_BYTES);
+    const f64 = new Float64Array(memory);
+    const u32 = new Uint32Array(memory);
+    for (let i = 0; i < count; i++) {
+      this.remaining++;
+      this.poster.recvPart(this, f64[4 * i]!, f64[4 * i + 1]!, tag[0], tag[1], tag[2], tag[3], (status, length, lo, hi) => {
+        f64[4 * i + 2] = length;
+        u32[8 * i + 6] = lo;
+        u32[8 * i + 7] = hi;
+        this.partDone(status, length);
+      }, ifQueued);
+    }
+    this.posted = true;
+    this.check();
+  }
+
+  cancel(): void {
+    this.poster.cancelParts(this);
+  }
+
+  private partDone(status: number, length: number): void {
+    this.remaining--;
+    if (status === UCS_OK) this.received += length;
+    else if (this.status === UCS_OK) {
+      this.status = status;
+      this.poster.cancelParts(this);
+    }
+    this.check();
+  }
+
+  private check(): void {
+    if (this.posted && this.remaining === 0) this.done(this.id, this.status, this.received);
+  }
+}
