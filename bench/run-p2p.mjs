@@ -5,6 +5,8 @@
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
 //                          [--errors none,peer] [--quick] [--dist]
+//   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
+//     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -16,6 +18,10 @@ const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["polling", "thread", "blocking", "hybrid"]);
 const errors = opt("errors", ["none", "peer"]);
 const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
+if (flag("profile")) {
+  await profile();
+  process.exit(0);
+}
 const plan = {
   latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
   bandwidth: [[8, 64, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
@@ -120,3 +126,46 @@ mkdirSync("bench/results", { recursive: true });
 const file = `bench/results/p2p-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
 writeFileSync(file, JSON.stringify({ plan, cores: cpus().length, idleCpuPercent: idle, rows }, null, 2));
 console.log(`written ${file}`);
+
+/**
+ * `--profile`: bench/profile.ts per runtime and mode, twice: without UCX_TS_PROFILE (the true
+ * time: the probes cost a timestamp each) and with it (the breakdown, medians per phase over the
+ * rounds). Prints one table per run and writes bench/results/profile-<time>.json.
+ */
+async function profile() {
+  const rounds = opt("rounds", ["10000"])[0];
+  const profModes = opt("modes", ["polling", "hybrid", "thread"]);
+  const { loadavg } = await import("node:os");
+  const runs = [];
+  for (const runtime of runtimes)
+    for (const mode of profModes) {
+      const argv = [...runtimeArgv(runtime), "bench/profile.ts", mode, rounds];
+      try {
+        const plain = JSON.parse((await run(argv)).trim().split("\n").pop());
+        const prof = JSON.parse((await run(argv, { UCX_TS_PROFILE: "1" })).trim().split("\n").pop());
+        runs.push({ runtime, mode, plain, prof });
+      } catch (e) {
+        console.log(`${runtime} ${mode}: FAILED ${e.message.slice(0, 300)}`);
+      }
+    }
+  const f = (x) => (x === undefined ? "" : x.toFixed(2));
+  console.log(`\nOne 8 B send+receive through a worker's endpoint to itself (bench/profile.ts), ${rounds} rounds, ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log("us per operation; phases and C functions: median over rounds (profiled run); 'C call cost' = calls x the runtime's cost of a trivial C call (strlen, unprofiled run)");
+  const phaseNames = ["api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "other", "ffi"];
+  console.log(["runtime", "mode", "p50", "p99", "p99.9", "prof p50", ...phaseNames, "C calls", "C call cost", "UCX (ffi - cost)"].map((h) => h.padStart(9)).join(" "));
+  for (const { runtime, mode, plain, prof } of runs) {
+    const ph = prof.phasesUs;
+    const count = Object.values(prof.calls).reduce((a, c) => a + c.perOp, 0);
+    // The bare run's trivial call: the profiled one carries the wrapper's own timestamps.
+    const callCost = count * plain.trivialCallUs;
+    const cells = [runtime, mode, f(plain.p50Us), f(plain.p99Us), f(plain.p999Us), f(prof.p50Us), ...phaseNames.map((p) => f(ph[p].median)), count.toFixed(1), f(callCost), f(Math.max(0, ph.ffi.median - callCost))];
+    console.log(cells.map((c) => String(c).padStart(9)).join(" "));
+  }
+  console.log("\nC calls per operation (count, median us):");
+  for (const { runtime, mode, plain, prof } of runs)
+    console.log(`  ${runtime} ${mode}: ` + Object.entries(prof.calls).map(([k, c]) => `${k} ${c.perOp.toFixed(2)} (${c.usMedian.toFixed(2)})`).join(", ") + `; trivial C call ${prof.trivialCallUs.toFixed(3)} us profiled, ${plain.trivialCallUs.toFixed(3)} bare`);
+  mkdirSync("bench/results", { recursive: true });
+  const file = `bench/results/profile-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
+  writeFileSync(file, JSON.stringify({ rounds: Number(rounds), load: loadavg(), cores: cpus().length, runs }, null, 2));
+  console.log(`written ${file}`);
+}
