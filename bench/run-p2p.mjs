@@ -4,7 +4,8 @@
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
-//                          [--errors none,peer] [--quick] [--dist]
+//                          [--errors none,peer] [--quick] [--dist] [--rtt8]
+//   --rtt8: only 10,000 8 B round trips (median, p99, p99.9), nothing else
 //   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
 //     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
@@ -22,10 +23,12 @@ if (flag("profile")) {
   await profile();
   process.exit(0);
 }
-const plan = {
-  latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
-  bandwidth: [[8, 64, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
-};
+const plan = flag("rtt8")
+  ? { latency: [[8, 10000]], bandwidth: [] }
+  : {
+      latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
+      bandwidth: [[8, 64, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
+    };
 
 /** ucx_perftest's figure in this table's units: round trip (twice tag_lat's one way), or MB/s. */
 function perftestValue(test, size, iterations, peer) {
@@ -98,7 +101,7 @@ async function idleCpu(runtime, mode) {
   return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
 }
 const idle = {};
-for (const runtime of runtimes)
+for (const runtime of flag("rtt8") ? [] : runtimes)
   for (const mode of ["thread", "hybrid"].filter((m) => modes.includes(m)))
     (idle[runtime] ??= {})[mode] = await idleCpu(runtime, mode).catch((e) => `failed: ${e.message}`);
 
@@ -117,7 +120,7 @@ for (const r of rows) {
   const floor = r.system.startsWith("ucx-ts/") ? base(r.system.replace("ucx-ts/", "ffi-floor/"), r.errorHandling, r) : undefined;
   const vf = floor ? better(r.value, floor.value).toFixed(2) + "x" : "";
   console.log(
-    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${(r.kind === "bw_MBps" ? "bandwidth MB/s" : "round trip us").padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}  ${vf.padStart(11)}`,
+    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${({ bw_MBps: "bandwidth MB/s", rtt_us_median: "round trip us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us" }[r.kind] ?? r.kind).padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}  ${vf.padStart(11)}`,
   );
 }
 console.log(`\nidle CPU of a connected worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);
