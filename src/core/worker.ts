@@ -49,6 +49,7 @@ import { TagReceives } from "./worker/tag-receives.ts";
 
 export type { WorkerOptions } from "./worker/options.ts";
 export type { AmHandler } from "./am/router.ts";
+export { defaultProgressMode } from "./worker/options.ts";
 export { DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
 
 export class Worker implements EndpointHost, ListenerHost, HelloWorker {
