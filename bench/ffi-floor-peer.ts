@@ -39,15 +39,29 @@ const worker = out.pointer();
 check(u.ucp_worker_get_address(worker, out.address(0), out.address(1)), "ucp_worker_get_address");
 const myAddress = new Uint8Array(u.view(out.pointer(0), out.pointer(1))).slice();
 
-/** One request param for sends (nothing set) and one for receives (recv_info, never an immediate completion). */
-const sendParam = u.struct("ucp_request_param_t");
-const recvInfo = u.struct("ucp_tag_recv_info_t");
-const recvInfoWords = new Uint32Array(recvInfo.bytes.buffer, recvInfo.bytes.byteOffset, 4);
-const recvParam = u.struct("ucp_request_param_t");
-recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
-const sendParamAddress = u.addressOf(sendParam.bytes);
-const recvParamAddress = u.addressOf(recvParam.bytes);
-const recvInfoAddress = u.addressOf(recvInfo.bytes);
+/**
+ * The request parameters for sends (nothing set) and receives (recv_info, never an immediate
+ * completion), and the receive info, held in one object that the hot functions below read their
+ * addresses from. Not only the addresses: an address keeps nothing alive, and on Bun a module-level
+ * struct that the loop no longer names was collected once the loop was JIT-compiled, and UCX then
+ * read freed memory as its request parameters (the "Invalid data type" abort of
+ * ucp_tag_send_nbx, and receives returning -2 or crashing in ucp_request_free, seen 2026-11-25).
+ */
+const scratch = (() => {
+  const sendParam = u.struct("ucp_request_param_t");
+  const recvParam = u.struct("ucp_request_param_t");
+  recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+  const recvInfo = u.struct("ucp_tag_recv_info_t");
+  return {
+    sendParam,
+    recvParam,
+    recvInfo,
+    recvInfoWords: new Uint32Array(recvInfo.bytes.buffer, recvInfo.bytes.byteOffset, 4),
+    sendParamAddress: u.addressOf(sendParam.bytes),
+    recvParamAddress: u.addressOf(recvParam.bytes),
+    recvInfoAddress: u.addressOf(recvInfo.bytes),
+  };
+})();
 
 function check(status: number, what: string): void {
   if (status !== UCS_OK) throw new Error(`${what} failed: ${status}`);
@@ -65,19 +79,19 @@ function waitRequest(request: number, what: string): void {
 
 /** A posted receive; `finish` progresses until it is done and returns its sender tag (low word) and length. */
 function postRecv(buffer: Uint8Array, tag: number, mask: number): number {
-  return u.ucp_tag_recv_nbx(worker, u.addressOf(buffer), buffer.length, tag, mask, recvParamAddress);
+  return u.ucp_tag_recv_nbx(worker, u.addressOf(buffer), buffer.length, tag, mask, scratch.recvParamAddress);
 }
 function finishRecv(request: number): { tag: number; length: number } {
   if (ptrIsError(request)) throw new Error(`ucp_tag_recv_nbx failed: ${request}`);
   let status: number;
-  while ((status = u.ucp_tag_recv_request_test(request, recvInfoAddress)) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
+  while ((status = u.ucp_tag_recv_request_test(request, scratch.recvInfoAddress)) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
   u.ucp_request_free(request);
-  if (status !== UCS_OK) throw new Error(`receive failed: ${status} (tag ${recvInfoWords[0]}, length ${recvInfoWords[2]}, buffer at ${request})`);
-  return { tag: recvInfoWords[0]!, length: recvInfoWords[2]! };
+  if (status !== UCS_OK) throw new Error(`receive failed: ${status} (tag ${scratch.recvInfoWords[0]}, length ${scratch.recvInfoWords[2]}, buffer at ${request})`);
+  return { tag: scratch.recvInfoWords[0]!, length: scratch.recvInfoWords[2]! };
 }
 
 function send(ep: number, bytes: Uint8Array, tag: number): number {
-  return u.ucp_tag_send_nbx(ep, u.addressOf(bytes), bytes.length, tag, sendParamAddress);
+  return u.ucp_tag_send_nbx(ep, u.addressOf(bytes), bytes.length, tag, scratch.sendParamAddress);
 }
 
 // --- rendezvous over TCP: exchange addresses, connect both ways ------------------------------------
@@ -155,7 +169,11 @@ if (role === "server") {
       if (i >= 20) rtts.push((performance.now() - t0) * 1000);
     }
     rtts.sort((a, b) => a - b);
-    results.push({ kind: "rtt_us_median", size, value: rtts[rtts.length >> 1]!, iterations });
+    // The tail too (issue 21: p99 at most 5x the median): where a GC pause or a sleep shows.
+    const at = (q: number) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))]!;
+    results.push({ kind: "rtt_us_median", size, value: at(0.5), iterations });
+    results.push({ kind: "rtt_us_p99", size, value: at(0.99), iterations });
+    results.push({ kind: "rtt_us_p999", size, value: at(0.999), iterations });
   }
   const ack = new Uint8Array(8);
   for (const [size, window, rounds] of plan.bandwidth) {
@@ -174,7 +192,7 @@ if (role === "server") {
   }
   waitRequest(send(ep, new Uint8Array(1), 9), "end");
   // Let the last message leave before the endpoint goes.
-  const flush = u.ucp_ep_flush_nbx(ep, sendParamAddress);
+  const flush = u.ucp_ep_flush_nbx(ep, scratch.sendParamAddress);
   waitRequest(flush, "flush");
   process.stdout.write(JSON.stringify(results) + "\n");
 }

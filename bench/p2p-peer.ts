@@ -65,7 +65,11 @@ if (role === "server") {
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
     }
     rtts.sort((a, b) => a - b);
-    results.push({ kind: "rtt_us_median", size, value: rtts[rtts.length >> 1]!, iterations });
+    // The tail too (issue 21: p99 at most 5x the median): where a GC pause or a sleep shows.
+    const at = (q: number) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))]!;
+    results.push({ kind: "rtt_us_median", size, value: at(0.5), iterations });
+    results.push({ kind: "rtt_us_p99", size, value: at(0.99), iterations });
+    results.push({ kind: "rtt_us_p999", size, value: at(0.999), iterations });
   }
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);

@@ -4,7 +4,10 @@
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
-//                          [--errors none,peer] [--quick] [--dist]
+//                          [--errors none,peer] [--quick] [--dist] [--rtt8]
+//   --rtt8: only 10,000 8 B round trips (median, p99, p99.9), nothing else
+//   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
+//     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -16,13 +19,20 @@ const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const modes = opt("modes", ["polling", "thread", "blocking", "hybrid"]);
 const errors = opt("errors", ["none", "peer"]);
 const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
-const plan = {
-  latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
-  // 8 B with 256 in flight: the message rate (issue 21 asks for windows of 64-256).
-  bandwidth: [[8, 256, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
-  // Active messages (UCXX's format), against ucx_perftest -t ucp_am_bw.
-  am: [[8, 256, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)]],
-};
+if (flag("profile")) {
+  await profile();
+  process.exit(0);
+}
+// --rtt8: only the 8 B round trip, 10,000 times (the tail: p99 and p99.9 beside the median).
+const plan = flag("rtt8")
+  ? { latency: [[8, 10000]], bandwidth: [], am: [] }
+  : {
+      latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
+      // 8 B with 256 in flight: the message rate (issue 21 asks for windows of 64-256).
+      bandwidth: [[8, 256, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
+      // Active messages (UCXX's format), against ucx_perftest -t ucp_am_bw.
+      am: [[8, 256, n(200)], [65536, 16, n(100)], [1 << 20, 16, n(20)]],
+    };
 // What ucx_perftest test and which node:net row each kind of result is compared with: the
 // windowed API (sendMany/recvMany) moves the same windows as the per-message loop.
 const baseKind = { bw_many_MBps: "bw_MBps", am_bw_MBps: "bw_MBps" };
@@ -100,7 +110,7 @@ async function idleCpu(runtime, mode) {
   return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
 }
 const idle = {};
-for (const runtime of runtimes)
+for (const runtime of flag("rtt8") ? [] : runtimes)
   for (const mode of ["thread", "hybrid"].filter((m) => modes.includes(m)))
     (idle[runtime] ??= {})[mode] = await idleCpu(runtime, mode).catch((e) => `failed: ${e.message}`);
 
@@ -111,14 +121,14 @@ const base = (system, e, r) => {
   const match = (k) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && x.kind === k && x.size === r.size);
   return match(r.kind) ?? (baseKind[r.kind] && (system !== "ucx_perftest" || r.kind === "bw_many_MBps") ? match(baseKind[r.kind]) : undefined);
 };
-const metric = { rtt_us_median: "round trip us", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s" };
+const metric = { rtt_us_median: "round trip us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s" };
 const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
 console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
 console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor");
 for (const r of rows) {
   const p = base("ucx_perftest", r.errorHandling, r);
   const net = base("node:net", "-", r);
-  const better = (a, b) => (r.kind !== "rtt_us_median" ? a / b : b / a); // > 1: faster than the baseline
+  const better = (a, b) => (r.kind.startsWith("rtt_") ? b / a : a / b); // > 1: faster than the baseline
   const vp = p && r.system !== "ucx_perftest" ? better(r.value, p.value).toFixed(2) + "x" : "";
   const vn = net && r.system !== "node:net" ? better(r.value, net.value).toFixed(1) + "x" : "";
   const floor = r.system.startsWith("ucx-ts/") ? base(r.system.replace("ucx-ts/", "ffi-floor/"), r.errorHandling, r) : undefined;
@@ -133,3 +143,46 @@ mkdirSync("bench/results", { recursive: true });
 const file = `bench/results/p2p-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
 writeFileSync(file, JSON.stringify({ plan, cores: cpus().length, idleCpuPercent: idle, rows }, null, 2));
 console.log(`written ${file}`);
+
+/**
+ * `--profile`: bench/profile.ts per runtime and mode, twice: without UCX_TS_PROFILE (the true
+ * time: the probes cost a timestamp each) and with it (the breakdown, medians per phase over the
+ * rounds). Prints one table per run and writes bench/results/profile-<time>.json.
+ */
+async function profile() {
+  const rounds = opt("rounds", ["10000"])[0];
+  const profModes = opt("modes", ["polling", "hybrid", "thread"]);
+  const { loadavg } = await import("node:os");
+  const runs = [];
+  for (const runtime of runtimes)
+    for (const mode of profModes) {
+      const argv = [...runtimeArgv(runtime), "bench/profile.ts", mode, rounds];
+      try {
+        const plain = JSON.parse((await run(argv)).trim().split("\n").pop());
+        const prof = JSON.parse((await run(argv, { UCX_TS_PROFILE: "1" })).trim().split("\n").pop());
+        runs.push({ runtime, mode, plain, prof });
+      } catch (e) {
+        console.log(`${runtime} ${mode}: FAILED ${e.message.slice(0, 300)}`);
+      }
+    }
+  const f = (x) => (x === undefined ? "" : x.toFixed(2));
+  console.log(`\nOne 8 B send+receive through a worker's endpoint to itself (bench/profile.ts), ${rounds} rounds, ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log("us per operation; phases and C functions: median over rounds (profiled run); 'C call cost' = calls x the runtime's cost of a trivial C call (ucs_status_string, unprofiled run)");
+  const phaseNames = ["api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "other", "ffi"];
+  console.log(["runtime", "mode", "p50", "p99", "p99.9", "prof p50", ...phaseNames, "C calls", "C call cost", "UCX (ffi - cost)"].map((h) => h.padStart(9)).join(" "));
+  for (const { runtime, mode, plain, prof } of runs) {
+    const ph = prof.phasesUs;
+    const count = Object.values(prof.calls).reduce((a, c) => a + c.perOp, 0);
+    // The bare run's trivial call: the profiled one carries the wrapper's own timestamps.
+    const callCost = count * plain.trivialCallUs;
+    const cells = [runtime, mode, f(plain.p50Us), f(plain.p99Us), f(plain.p999Us), f(prof.p50Us), ...phaseNames.map((p) => f(ph[p].median)), count.toFixed(1), f(callCost), f(Math.max(0, ph.ffi.median - callCost))];
+    console.log(cells.map((c) => String(c).padStart(9)).join(" "));
+  }
+  console.log("\nC calls per operation (count, median us):");
+  for (const { runtime, mode, plain, prof } of runs)
+    console.log(`  ${runtime} ${mode}: ` + Object.entries(prof.calls).map(([k, c]) => `${k} ${c.perOp.toFixed(2)} (${c.usMedian.toFixed(2)})`).join(", ") + `; trivial C call ${prof.trivialCallUs.toFixed(3)} us profiled, ${plain.trivialCallUs.toFixed(3)} bare`);
+  mkdirSync("bench/results", { recursive: true });
+  const file = `bench/results/profile-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
+  writeFileSync(file, JSON.stringify({ rounds: Number(rounds), load: loadavg(), cores: cpus().length, runs }, null, 2));
+  console.log(`written ${file}`);
+}

@@ -10,6 +10,7 @@ export { collectInfo, formatInfo, type InfoReport, type CudaInfo } from "./core/
 export { UCS_STATUS, runtime, type Pointer, type UcsStatusName, type RuntimeName } from "./ffi/index.ts";
 export {
   Worker,
+  defaultProgressMode,
   DEFAULT_MULTI_LIMITS,
   type WorkerOptions,
   type RecvResult,

@@ -13,8 +13,10 @@ import {
   openUcx,
   type CudaRuntime,
   type Ucx,
+  symbols,
 } from "../ffi/index.ts";
 import { UcxError } from "./errors.ts";
+import { PROFILING, profileFunctions } from "./profile.ts";
 
 /** Environment variable naming the directory that holds libucp.so.0, libuct.so.0 and libucs.so.0. */
 export const LIBDIR_ENV = "UCX_TS_LIBDIR";
@@ -97,6 +99,8 @@ export function ucx(): Ucx {
   try {
     const settings = ucxSettings();
     loaded = openUcx({ libDir, environment: Object.fromEntries(settings.map((s) => [s.name, s.value])) });
+    // UCX_TS_PROFILE=1: every C call counted and timed (profile.ts); otherwise the bare functions.
+    if (PROFILING) loaded = profileFunctions(loaded, Object.keys(symbols));
     applied = settings;
   } catch (e) {
     if (!(e instanceof LibraryLoadError)) throw e;

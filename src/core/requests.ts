@@ -5,6 +5,8 @@
  * earlier (an endpoint error rejects at once, but UCX owns a cancelled receive's buffer until it
  * reports the cancel).
  */
+import { enter, leave, Phase, PROFILING } from "./profile.ts";
+
 export type Settle = (status: number, value: number, tagLo: number, tagHi: number) => void;
 
 interface Entry {
@@ -89,7 +91,15 @@ export class Requests {
     e.settled = true;
     if (this.#closing && status !== 0) e.exposed?.catch(() => {});
     if (status === UCS_ERR_CANCELED && e.abortReason !== undefined && e.reject) e.reject(e.abortReason);
-    else e.settle(status, value, tagLo, tagHi);
+    else if (!PROFILING) e.settle(status, value, tagLo, tagHi);
+    else {
+      enter(Phase.Settle);
+      try {
+        e.settle(status, value, tagLo, tagHi);
+      } finally {
+        leave();
+      }
+    }
     return false;
   }
 
@@ -98,7 +108,9 @@ export class Requests {
     const e = this.entries.get(id);
     if (!e || e.settled) return;
     e.settled = true;
+    if (PROFILING) enter(Phase.Settle);
     e.settle(status, 0, 0, 0);
+    if (PROFILING) leave();
   }
 
   /**

@@ -41,7 +41,7 @@ import { routeCompletion } from "./worker/completion-routing.ts";
 import { makeSendPath, startEngine } from "./worker/engine-start.ts";
 import { EndpointTable } from "./worker/endpoint-table.ts";
 import { ListenerTable } from "./worker/listener-table.ts";
-import { amLimitsFrom, engineOptionsFrom, type WorkerOptions } from "./worker/options.ts";
+import { amLimitsFrom, defaultProgressMode, engineOptionsFrom, type WorkerOptions } from "./worker/options.ts";
 import { ProgressDriver } from "./worker/progress-driver.ts";
 import { RegisteredMemory } from "./worker/registered-memory.ts";
 import { addressOf, RequestPath } from "./worker/request-path.ts";
@@ -50,6 +50,7 @@ import { TagReceives } from "./worker/tag-receives.ts";
 
 export type { WorkerOptions } from "./worker/options.ts";
 export type { AmHandler } from "./am/router.ts";
+export { defaultProgressMode } from "./worker/options.ts";
 export { DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
 
 export class Worker implements EndpointHost, ListenerHost, HelloWorker {
@@ -69,7 +70,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   #closing: Promise<void> | undefined;
 
   private constructor(options: WorkerOptions) {
-    this.progressMode = options.progressMode ?? "thread";
+    this.progressMode = options.progressMode ?? defaultProgressMode();
     this.errorHandling = options.errorHandling ?? "peer";
     if (!["thread", "polling", "blocking", "hybrid"].includes(this.progressMode)) {
       throw invalidArgument(`progressMode must be thread, polling, blocking or hybrid, got '${this.progressMode}'`);

@@ -4,6 +4,7 @@ import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
 import { drive, MODES, pair, pattern, rejection, samePattern } from "../helpers/workers.ts";
 import { runScript } from "../helpers/spawn.ts";
+import { backend } from "../../src/ffi/index.ts";
 import { turnDue, yieldToEventLoop } from "../../src/core/engine/event-loop.ts";
 
 for (const mode of MODES) {
@@ -234,3 +235,21 @@ threadSpin("after traffic stops, a worker with a receive parked stops spinning (
 });
 
 threadSpin.run();
+
+const defaults = suite("core/worker (default progress mode)");
+
+defaults("the default mode pays no thread hop per operation: thread with takeover where the FFI allows it, else hybrid", async () => {
+  const w = await Worker.create({ errorHandling: "none" });
+  try {
+    assert.is(w.progressMode, backend().callbacksFromOtherThreads ? "thread" : "hybrid");
+    // It drives itself: a send to itself completes without a progress loop of ours.
+    const self = await w.connect(await w.address());
+    const into = new Uint8Array(8);
+    await Promise.all([w.recv(into, 5), self.send(pattern(8, 3), 5)]);
+    assert.ok(samePattern(into, 3));
+  } finally {
+    await w.close();
+  }
+});
+
+defaults.run();

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import process from "node:process";
 import { runtimeVersion } from "../../ffi/index.ts";
-import { runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
+import { defaultProgressMode, runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
 import { parseSize } from "../demo-protocol.ts";
 import { UsageError } from "../info-command.ts";
 import { selfArgv } from "../self.ts";
@@ -28,7 +28,8 @@ Options:
   --tests T,...       tests to run (default all: ${TESTS.join(",")})
   --sizes S,...       message sizes (default 8,256,4K,64K,1M; at most 4M)
   --iterations N      round trips per latency point (default 1000); bandwidth rounds: N/10
-  --mode M            progress mode: thread (default), polling, blocking, hybrid
+  --mode M            progress mode: thread, polling, blocking, hybrid (default: the library's,
+                      thread on Node and Deno, hybrid on Bun)
   --error-handling E  peer (default) or none (same-host shared memory)
   --spin US           thread mode: how long the application thread spins for a completion
   --thread-spin US    thread mode: how long the progress thread busy-polls after work
@@ -70,7 +71,7 @@ function parseOptions(args: readonly string[]): PerfOptions {
     port: 0,
     host: "0.0.0.0",
     plan: { tests: [...TESTS], sizes: DEFAULT_SIZES, iterations: 1000 },
-    mode: "thread",
+    mode: defaultProgressMode(),
     errorHandling: "peer",
     compare: false,
   };

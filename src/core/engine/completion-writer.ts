@@ -5,6 +5,7 @@
 import type { Completion } from "./records.ts";
 import { DONE } from "./records.ts";
 import type { Ring } from "./ring.ts";
+import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
 export class CompletionWriter {
   private readonly queue: Completion[] = [];
@@ -14,7 +15,9 @@ export class CompletionWriter {
   constructor(private readonly ring: Ring) {}
 
   write(c: Completion): void {
+    if (PROFILING) enter(Phase.CompletionRecord);
     if (this.queue.length > 0 || !this.tryWrite(c)) this.queue.push({ ...c });
+    if (PROFILING) leave();
   }
 
   flush(): void {

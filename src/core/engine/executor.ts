@@ -32,6 +32,7 @@ import { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
 import { TagOperations } from "./tag-operations.ts";
 import { TakeoverState, WANT_THREAD } from "./takeover-state.ts";
+import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_INVALID_PARAM = -5;
@@ -210,6 +211,16 @@ export class Executor {
 
   /** Execute one submission record at word index `w` of `ring`, through the table of operations. */
   execute(ring: Ring, w: number): void {
+    if (!PROFILING) return this.executeRecord(ring, w);
+    enter(Phase.Execute);
+    try {
+      this.executeRecord(ring, w);
+    } finally {
+      leave();
+    }
+  }
+
+  private executeRecord(ring: Ring, w: number): void {
     const u32 = ring.u32;
     const f = w >> 1;
     const handler = this.operations[u32[w + SUB.op]! as Op];
@@ -232,6 +243,16 @@ export class Executor {
    * loop runs rounds back to back. Before sleeping, `arm()` checks them all.
    */
   progress(): number {
+    if (!PROFILING) return this.progressRound();
+    enter(Phase.Progress);
+    try {
+      return this.progressRound();
+    } finally {
+      leave();
+    }
+  }
+
+  private progressRound(): number {
     const t = this.tracker;
     let events = this.u.ucp_worker_progress(this.worker);
     this.endpoints.closeFailed();

@@ -5,6 +5,7 @@
 import type { Submission } from "./engine.ts";
 import { INLINE_OFFSET, SUB } from "./records.ts";
 import type { Ring } from "./ring.ts";
+import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
 export class SubmissionWriter {
   private readonly queue: Submission[] = [];
@@ -36,6 +37,16 @@ export class SubmissionWriter {
   }
 
   private tryWrite(s: Submission): boolean {
+    if (!PROFILING) return this.writeRecord(s);
+    enter(Phase.Record);
+    try {
+      return this.writeRecord(s);
+    } finally {
+      leave();
+    }
+  }
+
+  private writeRecord(s: Submission): boolean {
     const ring = this.ring;
     const w = ring.reserve();
     if (w < 0) return false;

@@ -9,6 +9,7 @@ import type { ActiveMessageHub } from "./active-message-hub.ts";
 import type { EndpointTable } from "./endpoint-table.ts";
 import type { ListenerTable } from "./listener-table.ts";
 import type { RequestPath } from "./request-path.ts";
+import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
 export interface CompletionTargets {
   readonly path: RequestPath;
@@ -19,6 +20,16 @@ export interface CompletionTargets {
 
 /** Route the completion record at word index `w` of `ring`. */
 export function routeCompletion(t: CompletionTargets, ring: Ring, w: number): void {
+  if (!PROFILING) return route(t, ring, w);
+  enter(Phase.Deliver);
+  try {
+    route(t, ring, w);
+  } finally {
+    leave();
+  }
+}
+
+function route(t: CompletionTargets, ring: Ring, w: number): void {
   const u32 = ring.u32;
   const kind = u32[w + DONE.kind];
   const id = u32[w + DONE.id]!;

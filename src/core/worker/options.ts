@@ -3,7 +3,7 @@
  * budgets a progress mode starts with, from the core count.
  */
 import { cpus } from "node:os";
-import { getEnv } from "../../ffi/index.ts";
+import { backend, getEnv } from "../../ffi/index.ts";
 import { DEFAULT_AM_LIMITS, type AmQueueLimits } from "../am/inbox.ts";
 import { DEFAULT_FEATURES, type Feature } from "../context.ts";
 import type { ErrorHandling } from "../endpoint.ts";
@@ -15,9 +15,11 @@ import type { MultiLimits } from "../receive-options.ts";
 
 export interface WorkerOptions {
   /**
-   * `thread` (default): a progress thread; `polling`: call `progress()`; `blocking`: `wait()`;
+   * `thread`: a progress thread; `polling`: call `progress()`; `blocking`: `wait()`;
    * `hybrid`: this thread drives UCX by itself while work is outstanding (spinning briefly,
    * then parked on UCX's event fd): polling's latency without a loop of your own.
+   * Default: `thread` where the runtime lets the application thread take UCX over while it
+   * awaits (Node, Deno), else `hybrid` (Bun): see `defaultProgressMode()`.
    */
   readonly progressMode?: ProgressMode;
   /**
@@ -97,6 +99,18 @@ function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive
   return cores >= 4
     ? { app: 20, thread: 50, hybrid: 200, adaptive: false, learnThread: true }
     : { app: 20, thread: 5, hybrid: 100, adaptive: true, learnThread: false };
+}
+
+/**
+ * The progress mode a worker gets when none is asked for: one whose round trip pays no hop
+ * between threads. Thread mode avoids the hop only through takeover (the application thread
+ * drives UCX while it awaits), which needs UCX's callbacks, made on the progress thread, to be
+ * callable from the application thread: where the FFI cannot (Backend.callbacksFromOtherThreads
+ * false: Bun), every thread-mode round trip is two wake-ups, 161-411 us on a 2-core VM against
+ * 6-10 us in hybrid mode (docs/progress-modes.md), so hybrid is the default there.
+ */
+export function defaultProgressMode(): ProgressMode {
+  return backend().callbacksFromOtherThreads ? "thread" : "hybrid";
 }
 
 /** The engine options of a worker in `mode` (the bounce pool is added once it exists). */

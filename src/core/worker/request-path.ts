@@ -14,6 +14,7 @@ import { UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { Requests } from "../requests.ts";
 import type { Submitted } from "../endpoint-host.ts";
+import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_CANCELED = -16;
@@ -88,6 +89,24 @@ export class RequestPath {
     onArrive?: (id: number, status: number) => void,
     /** The caller settles it at once (see Engine.submit): hand it to UCX now. */
     now = false,
+  ): Submitted<T> {
+    if (!PROFILING) return this.submit(s, keep, operation, onOk, onError, onArrive, now);
+    enter(Phase.Api);
+    try {
+      return this.submit(s, keep, operation, onOk, onError, onArrive, now);
+    } finally {
+      leave();
+    }
+  }
+
+  private submit<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number) => T,
+    onError: ((status: number, value: number) => UcxError | undefined) | undefined,
+    onArrive: ((id: number, status: number) => void) | undefined,
+    now: boolean,
   ): Submitted<T> {
     this.assertOpen();
     let resolve!: (v: T) => void;

@@ -43,8 +43,27 @@ interface DenoFfi {
   ) => { pointer: unknown; close(): void };
 }
 
+/**
+ * The address of a view through `memcpy(view, view, 0)`, which returns its first argument: a
+ * `buffer` parameter is passed by Deno's fast-call path as the view's data pointer. 0.03-0.06 us
+ * against 1.8-4.7 us for `UnsafePointer.value(UnsafePointer.of(view))` (measured 2026-11-25, Deno
+ * 2.9.6): taken once or twice per operation (a receive's buffer, a zero-copy send's), that was
+ * most of Deno's FFI floor and a third of its polling round trip. The size goes as a BigInt: a
+ * 64-bit parameter given a Number leaves the fast path (0.06 against 0.007 us a call, measured).
+ * Undefined where libc cannot be opened under that name (the slow way is then used).
+ */
+function fastAddressOf(D: DenoFfi): ((view: ArrayBufferView) => number) | undefined {
+  try {
+    const memcpy = D.dlopen("libc.so.6", { memcpy: { parameters: ["buffer", "buffer", "usize"], result: "usize" } }).symbols.memcpy!;
+    return (view) => Number(memcpy(view, view, 0n) as bigint);
+  } catch {
+    return undefined;
+  }
+}
+
 export function createDenoBackend(): Backend {
   const D = (globalThis as unknown as { Deno: DenoFfi }).Deno;
+  const fastAddress = fastAddressOf(D);
 
   return {
     runtime: "deno",
@@ -69,6 +88,7 @@ export function createDenoBackend(): Backend {
     addressOf(buffer: BufferSource): number {
       const view = ArrayBuffer.isView(buffer) ? buffer : new Uint8Array(buffer);
       if (view.byteLength === 0) return 0;
+      if (fastAddress) return fastAddress(view);
       return Number(D.UnsafePointer.value(D.UnsafePointer.of(view)));
     },
     view(address: number, byteLength: number): ArrayBuffer {

@@ -1,0 +1,109 @@
+/**
+ * Where the time of one 8 B send+receive goes (issue 21), for one progress mode, on the runtime
+ * that runs this file. One worker sends to itself through an endpoint to its own address (no
+ * peer to wait for: every microsecond is this process's), `rounds` times: post a receive, send,
+ * await both. Prints one JSON line.
+ *
+ *   <runtime> bench/profile.ts <mode> [rounds]                    wall time only (p50, p99)
+ *   UCX_TS_PROFILE=1 <runtime> bench/profile.ts <mode> [rounds]   plus the breakdown
+ *
+ * With UCX_TS_PROFILE=1 (src/core/profile.ts) the application thread's time is split into
+ * exclusive phases, and every C call is counted and timed. The time of a trivial C call
+ * (ucs_status_string) through the same wrapped function table is measured too, so that the C
+ * calls' time can be split into the runtime's per-call cost (count x that) and UCX's own.
+ * `npm run bench -- --profile` runs this per runtime and mode, with and without the flag.
+ */
+import { Worker, type ProgressMode } from "../src/index.ts";
+import { ucx } from "../src/core/library.ts";
+import { copyTotals, functionNames, PHASE_NAMES, PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
+
+const mode = (process.argv[2] ?? "polling") as ProgressMode;
+const rounds = Number(process.argv[3] ?? 10000);
+const WARM = 2000;
+
+const worker = await Worker.create({ progressMode: mode, errorHandling: "none" });
+const self = await worker.settled(worker.connect(await worker.settled(worker.address())));
+const out = new Uint8Array(8);
+const into = new Uint8Array(8);
+
+/** One send+receive through the endpoint to ourselves. */
+async function once(): Promise<void> {
+  const r = worker.recv(into, 3);
+  await worker.settled(self.send(out, 3));
+  await worker.settled(r);
+}
+
+for (let i = 0; i < WARM; i++) await once();
+
+/**
+ * The cost of one trivial C call through the (wrapped, when profiling) table, in us:
+ * ucs_status_string(UCS_OK), a table lookup in libucs returning a pointer, like the tag calls.
+ * The fastest of 20 batches: on a shared machine a batch's mean carries whatever preempted it.
+ */
+function trivialCallUs(): number {
+  const u = ucx();
+  const n = 10000;
+  let best = Infinity;
+  for (let batch = 0; batch < 21; batch++) {
+    resetProfile();
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) u.ucs_status_string(0);
+    const wall = ((performance.now() - t0) * 1000) / n;
+    // Profiling: as the wrapper saw it (its own timestamps included, like every call it times).
+    const seen = PROFILING ? (profileSnapshot().calls.ucs_status_string!.ms * 1000) / n : wall;
+    if (batch > 0) best = Math.min(best, seen); // batch 0 warms the call up
+  }
+  return best;
+}
+const callUs = trivialCallUs();
+
+resetProfile();
+const us = new Float64Array(rounds);
+// Profiling: the running totals after every round, to take each phase's median over rounds.
+const width = PHASE_NAMES.length + functionNames().length;
+const totals = new Float64Array(PROFILING ? (rounds + 1) * width : 0);
+if (PROFILING) copyTotals(totals, 0);
+const t0 = performance.now();
+for (let i = 0; i < rounds; i++) {
+  const t = performance.now();
+  await once();
+  us[i] = (performance.now() - t) * 1000;
+  if (PROFILING) copyTotals(totals, (i + 1) * width);
+}
+const totalUs = (performance.now() - t0) * 1000;
+const snapshot = PROFILING ? profileSnapshot() : undefined;
+us.sort();
+const at = (q: number) => us[Math.min(rounds - 1, Math.floor(q * rounds))]!;
+
+const result: Record<string, unknown> = {
+  mode,
+  rounds,
+  profiling: PROFILING,
+  meanUs: totalUs / rounds,
+  p50Us: at(0.5),
+  p99Us: at(0.99),
+  p999Us: at(0.999),
+  maxUs: us[rounds - 1],
+  trivialCallUs: callUs,
+};
+if (snapshot) {
+  /** Median over rounds of column `c`'s growth in one round, in us. */
+  const median = (c: number) => {
+    const d = new Float64Array(rounds);
+    for (let i = 0; i < rounds; i++) d[i] = (totals[(i + 1) * width + c]! - totals[i * width + c]!) * 1000;
+    d.sort();
+    return d[rounds >> 1]!;
+  };
+  const mean = (ms: number) => (ms * 1000) / rounds;
+  result.phasesUs = Object.fromEntries(PHASE_NAMES.map((name, c) => [name, { median: median(c), mean: mean(snapshot.phases[name]) }]));
+  const names = functionNames();
+  result.calls = Object.fromEntries(
+    names
+      .map((name, k) => [name, k] as const)
+      .filter(([name]) => snapshot.calls[name]!.count > 0)
+      .map(([name, k]) => [name, { perOp: snapshot.calls[name]!.count / rounds, usMedian: median(PHASE_NAMES.length + k), usMean: mean(snapshot.calls[name]!.ms) }]),
+  );
+}
+process.stdout.write(JSON.stringify(result) + "\n");
+await worker.close();
+process.exit(0);
