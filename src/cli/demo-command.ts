@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import { runtimeVersion } from "../ffi/index.ts";
-import { runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { defaultProgressMode, runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
 import { choiceOption, flag, parseCommandArgs, stringOption, UsageError } from "./args.ts";
 import { selfArgv } from "./self.ts";
 import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
@@ -46,9 +46,10 @@ of a series of one-way transfers, for ucx-ts and for the same exchange over node
 socket between the same two processes), and which UCX transports the endpoint used.
 
 Options:
-  --mode MODE              progress mode of both workers: thread (default: a progress thread)
-                           or polling (the application progresses the worker) or hybrid
-                           (the application thread drives UCX by itself while it waits)
+  --mode MODE              progress mode of both workers: thread (a progress thread; the
+                           default on Node and Deno), hybrid (the application thread drives
+                           UCX by itself while it waits; the default on Bun) or polling (the
+                           application progresses the worker)
   --error-handling EH      peer: UCX detects a dead peer (the library's default); on UCX 1.13
                            this restricts two processes to tcp over loopback.
                            none: no peer failure detection; UCX may use shared memory.
@@ -112,7 +113,7 @@ const DEMO_OPTIONS = {
 
 function parseOptions(args: readonly string[]): DemoOptions & { peer?: string; tcpPort?: number } {
   const p = parseCommandArgs("demo", args, DEMO_OPTIONS);
-  const mode: ProgressMode = choiceOption("demo", p, "mode", ["thread", "polling", "hybrid"] as const) ?? "thread";
+  const mode: ProgressMode = choiceOption("demo", p, "mode", ["thread", "polling", "hybrid"] as const) ?? defaultProgressMode();
   const errorHandling = choiceOption("demo", p, "error-handling", ["peer", "none"] as const);
   let maxSize = DEFAULT_SIZES[DEFAULT_SIZES.length - 1]!;
   const maxText = stringOption(p, "max-size");
