@@ -39,6 +39,13 @@ test("usage errors: one line, exit 2, for unknown options, missing values, stray
     [["demo", "--json=yes"], /^ucx-ts demo: --json takes no value /],
     [["info", "extra"], /^ucx-ts info: unexpected argument 'extra' /],
     [["calibrate", "--modes", "thread,warp"], /^ucx-ts calibrate: --modes takes a list of thread, polling, blocking or hybrid, got 'warp' /],
+    [["perf", "--iterations"], /^ucx-ts perf: --iterations needs a value /],
+    [["perf", "--mode=sideways"], /^ucx-ts perf: --mode must be thread, polling, blocking or hybrid, got 'sideways' /],
+    [["perf", "--spin", "soon"], /^ucx-ts perf: --spin must be a number, got 'soon' /],
+    [["perf", "--compare=yes"], /^ucx-ts perf: --compare takes no value /],
+    [["perf", "a:1", "b:2"], /^ucx-ts perf: unexpected argument 'b:2' /],
+    [["perf", "--layer", "uct", "--transport"], /^ucx-ts perf: --transport needs a value /],
+    [["perf", "--layer", "uct", "--transport", "posix", "--device", "memory", "--warp"], /^ucx-ts perf: unknown option --warp /],
   ];
   for (const [argv, line] of cases) {
     const r = await runScript(CLI, argv);

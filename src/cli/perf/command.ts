@@ -9,7 +9,7 @@ import process from "node:process";
 import { runtimeVersion } from "../../ffi/index.ts";
 import { defaultProgressMode, runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
 import { parseSize } from "../demo-protocol.ts";
-import { UsageError } from "../info-command.ts";
+import { choiceOption, flag, parseCommandArgs, stringOption, UsageError, type Parsed } from "../args.ts";
 import { selfArgv } from "../self.ts";
 import { measureNet, perftestRows, serveNet } from "./baselines.ts";
 import { plotSvg } from "./plot.ts";
@@ -64,58 +64,70 @@ interface PerfOptions {
   plot?: string;
 }
 
+const PERF_OPTIONS = {
+  server: { type: "boolean" },
+  "net-server": { type: "boolean" }, // the node:net baseline's server process (not in --help)
+  compare: { type: "boolean" },
+  port: { type: "string" },
+  host: { type: "string" },
+  json: { type: "string" },
+  plot: { type: "string" },
+  mode: { type: "string" },
+  "error-handling": { type: "string" },
+  spin: { type: "string" },
+  "thread-spin": { type: "string" },
+  "adaptive-thread-spin": { type: "string" },
+  iterations: { type: "string" },
+  tests: { type: "string" },
+  sizes: { type: "string" },
+} as const;
+
+/** A numeric option: a finite number, or a usage error naming the option. */
+function numberOption(p: Parsed, name: string): number | undefined {
+  const text = stringOption(p, name);
+  if (text === undefined) return undefined;
+  const v = Number(text);
+  if (text.trim() === "" || !Number.isFinite(v)) throw new UsageError(`perf: --${name} must be a number, got '${text}'`);
+  return v;
+}
+
 function parseOptions(args: readonly string[]): PerfOptions {
+  const p = parseCommandArgs("perf", args, PERF_OPTIONS, { max: 1 });
   const o: PerfOptions = {
-    server: false,
-    netServer: false,
-    port: 0,
-    host: "0.0.0.0",
-    plan: { tests: [...TESTS], sizes: DEFAULT_SIZES, iterations: 1000 },
-    mode: defaultProgressMode(),
-    errorHandling: "peer",
-    compare: false,
+    server: flag(p, "server"),
+    netServer: flag(p, "net-server"),
+    port: numberOption(p, "port") ?? 0,
+    host: stringOption(p, "host") ?? "0.0.0.0",
+    plan: { tests: [...TESTS], sizes: DEFAULT_SIZES, iterations: numberOption(p, "iterations") ?? 1000 },
+    mode: choiceOption("perf", p, "mode", ["thread", "polling", "blocking", "hybrid"] as const) ?? defaultProgressMode(),
+    errorHandling: choiceOption("perf", p, "error-handling", ["peer", "none"] as const) ?? "peer",
+    compare: flag(p, "compare"),
+    spin: numberOption(p, "spin"),
+    threadSpin: numberOption(p, "thread-spin"),
+    json: stringOption(p, "json"),
+    plot: stringOption(p, "plot"),
   };
-  const value = (i: number, name: string) => {
-    const v = args[i + 1];
-    if (v === undefined) throw new UsageError(`perf: ${name} needs a value`);
-    return v;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--server") o.server = true;
-    else if (a === "--net-server") o.netServer = true;
-    else if (a === "--compare") o.compare = true;
-    else if (a === "--port") o.port = Number(value(i++, a));
-    else if (a === "--host") o.host = value(i++, a);
-    else if (a === "--json") o.json = value(i++, a);
-    else if (a === "--plot") o.plot = value(i++, a);
-    else if (a === "--mode") o.mode = value(i++, a) as ProgressMode;
-    else if (a === "--error-handling") o.errorHandling = value(i++, a) as ErrorHandling;
-    else if (a === "--spin") o.spin = Number(value(i++, a));
-    else if (a === "--thread-spin") o.threadSpin = Number(value(i++, a));
-    else if (a === "--adaptive-thread-spin") {
-      const v = value(i++, a);
-      if (v !== "on" && v !== "off") throw new UsageError("perf: --adaptive-thread-spin is on or off");
-      o.adaptiveThreadSpin = v === "on";
-    }
-    else if (a === "--iterations") o.plan = { ...o.plan, iterations: Number(value(i++, a)) };
-    else if (a === "--tests") {
-      const tests = value(i++, a).split(",") as TestName[];
-      const bad = tests.find((t) => !TESTS.includes(t));
-      if (bad) throw new UsageError(`perf: unknown test '${bad}' (tests: ${TESTS.join(", ")})`);
-      o.plan = { ...o.plan, tests };
-    } else if (a === "--sizes") {
-      const sizes = value(i++, a).split(",").map(parseSize);
-      if (sizes.some((s) => !Number.isInteger(s) || s < 1 || s > MAX_SIZE)) throw new UsageError(`perf: sizes are 1 B to 4M, e.g. 8,1K,64K`);
-      o.plan = { ...o.plan, sizes };
-    } else if (!a.startsWith("--") && !o.target) {
-      const m = /^(.+):(\d+)$/.exec(a);
-      if (!m) throw new UsageError(`perf: '${a}' is not HOST:PORT`);
-      o.target = { host: m[1]!, port: Number(m[2]) };
-    } else throw new UsageError(`perf: unknown argument ${a}`);
+  const adaptive = choiceOption("perf", p, "adaptive-thread-spin", ["on", "off"] as const);
+  if (adaptive !== undefined) o.adaptiveThreadSpin = adaptive === "on";
+  const tests = stringOption(p, "tests");
+  if (tests !== undefined) {
+    const list = tests.split(",") as TestName[];
+    const bad = list.find((t) => !TESTS.includes(t));
+    if (bad) throw new UsageError(`perf: unknown test '${bad}' (tests: ${TESTS.join(", ")})`);
+    o.plan = { ...o.plan, tests: list };
   }
-  if (!["thread", "polling", "blocking", "hybrid"].includes(o.mode)) throw new UsageError("perf: --mode is thread, polling, blocking or hybrid");
-  if (!["peer", "none"].includes(o.errorHandling)) throw new UsageError("perf: --error-handling is peer or none");
+  const sizes = stringOption(p, "sizes");
+  if (sizes !== undefined) {
+    const list = sizes.split(",").map(parseSize);
+    if (list.some((s) => !Number.isInteger(s) || s < 1 || s > MAX_SIZE)) throw new UsageError(`perf: sizes are 1 B to 4M, e.g. 8,1K,64K`);
+    o.plan = { ...o.plan, sizes: list };
+  }
+  const target = p.positionals[0];
+  if (target !== undefined) {
+    const m = /^(.+):(\d+)$/.exec(target);
+    if (!m) throw new UsageError(`perf: '${target}' is not HOST:PORT`);
+    o.target = { host: m[1]!, port: Number(m[2]) };
+  }
   if (!(Number.isInteger(o.plan.iterations) && o.plan.iterations >= 1)) throw new UsageError("perf: --iterations must be a positive integer");
   if (!(Number.isInteger(o.port) && o.port >= 0 && o.port < 65536)) throw new UsageError("perf: --port must be 0..65535");
   if (o.compare && o.target) throw new UsageError("perf: --compare runs the baselines locally; use it without HOST:PORT");

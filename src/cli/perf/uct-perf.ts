@@ -26,7 +26,7 @@ import {
 } from "../../core/uct/index.ts";
 import { runtime } from "../../index.ts";
 import { parseSize } from "../demo-protocol.ts";
-import { UsageError } from "../info-command.ts";
+import { flag, parseCommandArgs, stringOption, UsageError } from "../args.ts";
 import { selfArgv } from "../self.ts";
 import { runPerftest } from "./baselines.ts";
 
@@ -72,31 +72,42 @@ export interface UctPerfRow {
   readonly MBps?: number;
 }
 
+const UCT_PERF_OPTIONS = {
+  layer: { type: "string" },
+  transport: { type: "string" },
+  device: { type: "string" },
+  compare: { type: "boolean" },
+  "uct-server": { type: "boolean" }, // the peer process (not in --help)
+  json: { type: "string" },
+  iterations: { type: "string" },
+  tests: { type: "string" },
+  sizes: { type: "string" },
+} as const;
+
 function parse(args: readonly string[]): Options {
-  const o: Options = { transport: "", device: "", tests: [...TESTS], sizes: [8, 4096], iterations: 20_000, compare: false, server: false };
-  const value = (i: number, name: string) => {
-    const v = args[i + 1];
-    if (v === undefined) throw new UsageError(`perf: ${name} needs a value`);
-    return v;
+  const p = parseCommandArgs("perf", args, UCT_PERF_OPTIONS);
+  if (stringOption(p, "layer") !== "uct") throw new UsageError("perf: --layer is uct (UCP is the default layer)");
+  const iterationsText = stringOption(p, "iterations");
+  const o: Options = {
+    transport: stringOption(p, "transport") ?? "",
+    device: stringOption(p, "device") ?? "",
+    tests: [...TESTS],
+    sizes: [8, 4096],
+    iterations: iterationsText === undefined ? 20_000 : Number(iterationsText),
+    compare: flag(p, "compare"),
+    json: stringOption(p, "json"),
+    server: flag(p, "uct-server"),
   };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--layer") {
-      if (value(i++, a) !== "uct") throw new UsageError("perf: --layer is uct (UCP is the default layer)");
-    } else if (a === "--transport") o.transport = value(i++, a);
-    else if (a === "--device") o.device = value(i++, a);
-    else if (a === "--compare") o.compare = true;
-    else if (a === "--uct-server") o.server = true;
-    else if (a === "--json") o.json = value(i++, a);
-    else if (a === "--iterations") o.iterations = Number(value(i++, a));
-    else if (a === "--tests") {
-      o.tests = value(i++, a).split(",") as UctTest[];
-      const bad = o.tests.find((t) => !TESTS.includes(t));
-      if (bad) throw new UsageError(`perf: unknown UCT test '${bad}' (tests: ${TESTS.join(", ")})`);
-    } else if (a === "--sizes") {
-      o.sizes = value(i++, a).split(",").map(parseSize);
-      if (o.sizes.some((s) => !Number.isInteger(s) || s < 8 || s > 4 << 20)) throw new UsageError("perf: UCT sizes are 8 B to 4M");
-    } else throw new UsageError(`perf: unknown argument ${a} for --layer uct`);
+  const tests = stringOption(p, "tests");
+  if (tests !== undefined) {
+    o.tests = tests.split(",") as UctTest[];
+    const bad = o.tests.find((t) => !TESTS.includes(t));
+    if (bad) throw new UsageError(`perf: unknown UCT test '${bad}' (tests: ${TESTS.join(", ")})`);
+  }
+  const sizes = stringOption(p, "sizes");
+  if (sizes !== undefined) {
+    o.sizes = sizes.split(",").map(parseSize);
+    if (o.sizes.some((s) => !Number.isInteger(s) || s < 8 || s > 4 << 20)) throw new UsageError("perf: UCT sizes are 8 B to 4M");
   }
   if (!o.transport || !o.device) throw new UsageError("perf: --layer uct needs --transport and --device (see 'ucx-ts info')");
   if (!(Number.isInteger(o.iterations) && o.iterations >= 1)) throw new UsageError("perf: --iterations must be a positive integer");
