@@ -316,7 +316,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     if (!this.#closing) {
       this.#path.markClosing();
       const parts = { path: this.#path, listeners: this.#listeners, endpoints: this.#endpoints, am: this.#am, memory: this.#memory, sendPath: this.sendPath };
-      this.#closing = shutDown(parts, (p) => this.settled(p));
+      this.#closing = shutDown(parts, (p) => this.settled(p)).then(() => this.#driver.release());
     }
     return this.#closing;
   }
