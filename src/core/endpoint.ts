@@ -388,7 +388,7 @@ export class Endpoint {
         .finally(() => {
           this.link?.close();
           this.#closed = true;
-          this.worker.amInbox(this.id).close(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
+          this.worker.closeAmInbox(this.id, new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
           this.worker.forgetEndpoint(this.id);
         })
         .then(() => {

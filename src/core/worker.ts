@@ -404,6 +404,11 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     return this.#am.inbox(id);
   }
 
+  /** @internal Endpoint `id` is closed: its inbox rejects its waiters and is forgotten. */
+  closeAmInbox(id: number, error: UcxError): void {
+    this.#am.closeInbox(id, error);
+  }
+
   /** @internal Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
   amTake(id: number, signal?: AbortSignal): Promise<AmMessage> {
     return this.#am.take(id, signal);
