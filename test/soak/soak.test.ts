@@ -13,11 +13,17 @@ const test = suite("soak (short)");
 const NAME = "mixed traffic with endpoint closes, peer kills and aborts: every byte verified, every error from a fault; worker cycles keep fds flat";
 
 if (runtime === "deno") {
-  // Seen 2026-11-25 with Deno 2.9.6: the coordinator's progress thread dies of SIGSEGV inside the
-  // process in about one 6-second soak in eight (seed 9 repeats it; no backtrace: the thread is
-  // gone before UCX prints one). Node and Bun ran the same seeds clean. Until that is found this
-  // runtime runs the soak by hand: deno run -A scripts/soak/main.ts --seconds 6 --peers 1.
-  skipWithReason(test, NAME, "Deno: the soak's coordinator dies of SIGSEGV in its progress thread in ~1 run in 8 (README, Soak)");
+  // Seen 2026-11-25 with Deno 2.9.6: the coordinator died of SIGSEGV inside UCX in 4 of 22
+  // 6-second soaks (seed 9: 2 of 6 with takeover, 2 of 8 with UCX_TS_TAKEOVER=0; seeds 101-108: none).
+  // Core dumps show the progress thread in ucp_worker_progress -> uct_tcp_iface_progress ->
+  // ucs_event_set_wait -> the tcp iface's event handler (libuct.so.0 +0x2431f, UCX 1.13.1) calling
+  // through its connection-state table for an endpoint whose memory glibc has already freed (a
+  // tcache chunk: its conn_state byte is garbage, so the call lands in a random function); the
+  // main thread was idle in its event loop. So UCX's tcp transport handles an event for a tcp
+  // endpoint it has destroyed, while peers reconnect and are killed; Node hit the same crash
+  // once in a 1-minute soak with 2 peers. Not fixed here (docs/testing.md, Soak); this runtime
+  // runs the soak by hand: deno run -A scripts/soak/main.ts --seconds 6 --peers 1.
+  skipWithReason(test, NAME, "Deno: ~1 short soak in 5 dies of SIGSEGV inside UCX 1.13.1's tcp transport (an event for a freed tcp endpoint; docs/testing.md, Soak)");
 } else test(NAME, async () => {
   const r = await runScript("scripts/soak/main.ts", ["--seconds", "6", "--peers", "1", "--cycles", "40", "--seed", "7", "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
   const summary = r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-20).join("\n");
