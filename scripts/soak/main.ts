@@ -73,9 +73,14 @@ const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 
 function peerArgv(args: string[]): [string, string[]] {
   const script = "scripts/soak/peer.ts";
-  if (runtime === "deno") return [process.execPath, ["run", "-A", script, ...args]];
-  if (runtime === "bun") return [process.execPath, [script, ...args]];
-  return [process.execPath, ["--import", "tsx", script, ...args]];
+  const argv =
+    runtime === "deno" ? [process.execPath, "run", "-A", script, ...args] : runtime === "bun" ? [process.execPath, script, ...args] : [process.execPath, "--import", "tsx", script, ...args];
+  // UCX 1.13 opens its sockets, epoll and eventfds without FD_CLOEXEC, and spawn closes nothing
+  // but its own: every peer inherited this process's UCX sockets (seen in /proc/PID/fd). A
+  // socket UCX closed here then stayed open in the peer, and in this process's epoll set with
+  // it, so UCX later handled an event for a tcp endpoint it had freed (SIGSEGV, docs/testing.md,
+  // Soak). The peer starts through a shell that closes every descriptor above stderr first.
+  return ["/bin/bash", ["-c", 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; exec "$@"', "peer", ...argv]];
 }
 
 interface Slot {
