@@ -11,6 +11,9 @@ export interface Sample {
   seconds: number;
   ops: number;
   rssMiB: number;
+  /** The JS heap in use, and ArrayBuffer memory outside it: what of RSS the runtime accounts for. */
+  heapMiB: number;
+  arrayBuffersMiB: number;
   fds: number;
 }
 
@@ -22,8 +25,22 @@ export function openFds(): number {
   }
 }
 
+/**
+ * A full GC first where the runtime exposes one (`npm run soak` runs Node with --expose-gc; Bun
+ * has Bun.gc): payloads of up to 16 MiB that are garbage but not yet collected made RSS swing by
+ * tens of MiB between samples, which a ten-minute slope could not tell from growth. Garbage
+ * left uncollected is not a leak; what a GC cannot free still shows.
+ */
+function collect(): void {
+  const g = globalThis as { gc?: () => void; Bun?: { gc(full: boolean): void } };
+  g.gc?.();
+  g.Bun?.gc(true);
+}
+
 export function sample(started: number, ops: number): Sample {
-  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: process.memoryUsage().rss / 2 ** 20, fds: openFds() };
+  collect();
+  const m = process.memoryUsage();
+  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: m.rss / 2 ** 20, heapMiB: m.heapUsed / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, fds: openFds() };
 }
 
 /** Slope of y over x by least squares; 0 with fewer than two distinct x. */
@@ -46,6 +63,8 @@ export interface Growth {
   samples: number;
   opsAfterWarmup: number;
   rssMiBPer100kOps: number;
+  heapMiBPer100kOps: number;
+  arrayBuffersMiBPer100kOps: number;
   fdsPer100kOps: number;
   rssMiB: { first: number; last: number; max: number };
   fds: { first: number; last: number; max: number };
@@ -65,6 +84,8 @@ export function growth(samples: readonly Sample[], warmupFraction: number): Grow
     samples: after.length,
     opsAfterWarmup: ops,
     rssMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.rssMiB])) * 100_000),
+    heapMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.heapMiB])) * 100_000),
+    arrayBuffersMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.arrayBuffersMiB])) * 100_000),
     fdsPer100kOps: round(slope(after.map((s) => [s.ops, s.fds])) * 100_000),
     rssMiB: stat("rssMiB"),
     fds: stat("fds"),

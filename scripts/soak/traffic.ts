@@ -50,16 +50,18 @@ function posted<T>(p: Promise<T>): Promise<T> {
 export function randomSize(rand: () => number, max = 16 * 2 ** 20): number {
   const r = rand();
   const band = r < 0.7 ? [0, 4096] : r < 0.9 ? [4096, 2 ** 20] : [2 ** 20, max];
-  if (band[0] === 0) return Math.floor(rand() * band[1]!);
+  if (band[0] === 0) return Math.min(max, Math.floor(rand() * band[1]!));
   return Math.min(max, Math.floor(band[0]! * (band[1]! / band[0]!) ** rand()));
 }
 
-export async function runOp(kind: OpKind, c: Connection, id: number, rand: () => number): Promise<number> {
+/** `maxSize` caps every payload (the soak's --max-size: many more operations a minute, to tell a per-operation leak from allocator noise). */
+export async function runOp(kind: OpKind, c: Connection, id: number, rand: () => number, maxSize = 16 * 2 ** 20): Promise<number> {
   const ep = c.ep;
+  const size = (max: number) => randomSize(rand, Math.min(max, maxSize));
   const tag = dataTag(id);
   switch (kind) {
     case "tag": {
-      const out = payload(randomSize(rand), id);
+      const out = payload(size(16 * 2 ** 20), id);
       const back = new Uint8Array(out.length);
       const echo = posted(ep.recv(back, tag + 1));
       await Promise.all([control(ep, { op: "tag", id, sizes: [out.length] }), ep.send(out, tag), echo]);
@@ -68,7 +70,7 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
     }
     case "stream":
       return c.stream.run(async () => {
-        const out = payload(1 + randomSize(rand), id); // a stream has no 0-byte message
+        const out = payload(1 + size(16 * 2 ** 20), id); // a stream has no 0-byte message
         const back = new Uint8Array(out.length);
         const echo = posted(ep.streamRecv(back));
         await Promise.all([control(ep, { op: "stream", id, sizes: [out.length] }), ep.streamSend(out), echo]);
@@ -77,7 +79,7 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
       });
     case "multi": {
       const n = Math.floor(rand() * 6);
-      const frames = Array.from({ length: n }, (_, i) => payload(randomSize(rand, 4 * 2 ** 20), id * 8 + i));
+      const frames = Array.from({ length: n }, (_, i) => payload(size(4 * 2 ** 20), id * 8 + i));
       const echo = posted(ep.recvMulti(tag + 1));
       const [, , got] = await Promise.all([control(ep, { op: "multi", id, sizes: frames.map((f) => f.length) }), ep.sendMulti(frames, tag), echo]);
       if (got.length !== n || got.some((g, i) => !sameBytes(g, frames[i]!))) throw new CorruptionError(`multi-buffer echo ${id} (${n} frames) differs`);
@@ -85,7 +87,7 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
     }
     case "am":
       return c.am.run(async () => {
-        const out = payload(randomSize(rand, 2 ** 20), id);
+        const out = payload(size(2 ** 20), id);
         const header = payload(Math.floor(rand() * 64), id + 1);
         const echo = posted(ep.amRecv());
         await Promise.all([control(ep, { op: "am", id, sizes: [out.length] }), ep.amSend(out, { header }), echo]);
@@ -95,16 +97,16 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
       });
     case "rma":
       return c.rma.run(async () => {
-        const size = randomSize(rand);
-        const offset = Math.floor(rand() * (REGION - size + 1));
-        const out = payload(size, id);
-        const back = new Uint8Array(size);
+        const n = size(16 * 2 ** 20);
+        const offset = Math.floor(rand() * (REGION - n + 1));
+        const out = payload(n, id);
+        const back = new Uint8Array(n);
         await ep.put(out, c.address + offset, c.rkey);
         await ep.flush();
         await ep.get(back, c.address + offset, c.rkey);
         await ep.flush();
-        if (!sameBytes(out, back)) throw new CorruptionError(`get after put ${id} (${size} B at ${offset}) differs`);
-        return 2 * size;
+        if (!sameBytes(out, back)) throw new CorruptionError(`get after put ${id} (${n} B at ${offset}) differs`);
+        return 2 * n;
       });
     case "atomic":
       return c.rma.run(async () => {

@@ -55,4 +55,6 @@ export interface EndpointHost extends DrainHost {
   amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;
   /** The endpoint is closed: forget it (and release its receive scope). */
   forgetEndpoint(id: number): void;
+  /** The endpoint is closed: its inbox rejects its waiters with `error` and is forgotten. */
+  closeAmInbox(endpointId: number, error: UcxError): void;
 }

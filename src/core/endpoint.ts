@@ -485,9 +485,15 @@ export class Endpoint {
           if (!this.#error && e.code !== "UCS_ERR_CANCELED" && !isEndpointFailure(e.status)) throw e;
         })
         .finally(() => {
+          // Tag and multi-buffer receives are the worker's in UCX (scoped tags): closing the
+          // endpoint ends none of them, and one still posted kept its buffer, and its Promise
+          // unsettled, until the worker closed (the soak's echo receives posted before a send
+          // failed on a closed endpoint: up to 13.8 MiB after two minutes of faults, 2026-11-25).
+          // Cancelled, each rejects with UCS_ERR_CANCELED and lets go of its buffer.
+          for (const id of this.worker.unsettledRequestsOf(this, true)) this.worker.cancel(id);
           this.link?.close();
           this.#closed = true;
-          this.worker.amInbox(this.id).close(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
+          this.worker.closeAmInbox(this.id, new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
           this.worker.forgetEndpoint(this.id);
         })
         .then(() => {

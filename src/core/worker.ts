@@ -358,7 +358,7 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
     if (!this.#closing) {
       this.#path.markClosing();
       const parts = { path: this.#path, listeners: this.#listeners, endpoints: this.#endpoints, am: this.#am, memory: this.#memory, sendPath: this.sendPath };
-      this.#closing = shutDown(parts, (p) => this.settled(p));
+      this.#closing = shutDown(parts, (p) => this.settled(p)).then(() => this.#driver.release());
     }
     return this.#closing;
   }
@@ -454,6 +454,11 @@ export class Worker implements EndpointHost, ListenerHost, HelloWorker {
   /** @internal The inbox of endpoint `id` (0: messages from senders without an endpoint here). */
   amInbox(id: number): AmInbox {
     return this.#am.inbox(id);
+  }
+
+  /** @internal Endpoint `id` is closed: its inbox rejects its waiters and is forgotten. */
+  closeAmInbox(id: number, error: UcxError): void {
+    this.#am.closeInbox(id, error);
   }
 
   /** @internal Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */

@@ -7,19 +7,20 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runtime } from "../../src/ffi/index.ts";
 import { runScript } from "../helpers/spawn.ts";
-import { skipWithReason } from "../helpers/skip.ts";
 
 const test = suite("soak (short)");
 const NAME = "mixed traffic with endpoint closes, peer kills and aborts: every byte verified, every error from a fault; worker cycles keep fds flat";
 
-if (runtime === "deno") {
-  // Seen 2026-11-25 with Deno 2.9.6: the coordinator's progress thread dies of SIGSEGV inside the
-  // process in about one 6-second soak in eight (seed 9 repeats it; no backtrace: the thread is
-  // gone before UCX prints one). Node and Bun ran the same seeds clean. Until that is found this
-  // runtime runs the soak by hand: deno run -A scripts/soak/main.ts --seconds 6 --peers 1.
-  skipWithReason(test, NAME, "Deno: the soak's coordinator dies of SIGSEGV in its progress thread in ~1 run in 8 (README, Soak)");
-} else test(NAME, async () => {
-  const r = await runScript("scripts/soak/main.ts", ["--seconds", "6", "--peers", "1", "--cycles", "40", "--seed", "7", "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
+// Deno ran this skipped until 2026-11-25: its coordinator died of SIGSEGV inside UCX 1.13.1's tcp
+// transport in 4 of 22 short soaks (an event handled for a tcp endpoint already freed, found in
+// core dumps). The cause was the peers inheriting the coordinator's UCX sockets (see peerArgv in
+// scripts/soak/main.ts, docs/guide.md "Child processes"); since they no longer do, 22 runs in a
+// row (seeds 7 and 9) ended clean. Deno's peers take seconds to start again after a kill on a
+// loaded machine (one of those runs completed 3 operations in 6 s), so Deno gets 10 s.
+const seconds = runtime === "deno" ? "10" : "6";
+
+test(NAME, async () => {
+  const r = await runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "40", "--seed", "7", "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
   const summary = r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-20).join("\n");
   assert.is(r.signal, null, summary);
   const last = r.stdout.trim().split("\n").pop() ?? "";

@@ -37,6 +37,11 @@ export class ActiveMessageHub {
     return this.router.inbox(id);
   }
 
+  /** Endpoint `id` is closed: its inbox rejects its waiters and is forgotten. */
+  closeInbox(id: number, error: UcxError): void {
+    this.router.closeInbox(id, error);
+  }
+
   /** Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
   take(id: number, signal?: AbortSignal): Promise<AmMessage> {
     const p = this.router.take(id, signal);

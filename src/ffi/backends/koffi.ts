@@ -40,6 +40,24 @@ export function createKoffiBackend(): Backend {
   // koffi is a CommonJS package with a prebuilt binary; a synchronous require keeps loading
   // synchronous, and the import stays inside this file.
   const koffi = createRequire(import.meta.url)("koffi") as Koffi;
+  // koffi never frees a type: a prototype made per callback cost ~6.5 KiB of heap per Worker
+  // create/close cycle, for good (measured 2026-11-25, 300 cycles). One per signature instead.
+  const protos = new Map<string, unknown>();
+  const protoOf = (signature: CallbackDef): unknown => {
+    const result = KOFFI_TYPE[signature.result];
+    const args = signature.args.map((t) => KOFFI_TYPE[t]);
+    const key = `${result}(${args.join(",")})`;
+    let type = protos.get(key);
+    // An anonymous prototype: named koffi types are global per thread and may not repeat.
+    if (type === undefined) protos.set(key, (type = koffi.proto(result, args)));
+    return type;
+  };
+  const pointers = new Map<unknown, unknown>();
+  const pointerTo = (proto: unknown): unknown => {
+    let type = pointers.get(proto);
+    if (type === undefined) pointers.set(proto, (type = koffi.pointer(proto)));
+    return type;
+  };
 
   return {
     runtime: "node",
@@ -72,14 +90,12 @@ export function createKoffiBackend(): Backend {
       return false;
     },
     callback(signature: CallbackDef, fn: NativeFunction): NativeCallback {
-      // An anonymous prototype: named koffi types are global per thread and may not repeat.
-      const type = koffi.pointer(koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
-      const cb = koffi.register(fn, type);
+      const cb = koffi.register(fn, pointerTo(protoOf(signature)));
       return { address: Number(koffi.address(cb)), close: () => koffi.unregister(cb) };
     },
     functionAt(address: number, signature: CallbackDef): NativeFunction {
       // Decoding a function pointer with a prototype type gives a callable (koffi 3).
-      return koffi.decode(address, koffi.proto(KOFFI_TYPE[signature.result], signature.args.map((t) => KOFFI_TYPE[t])));
+      return koffi.decode(address, protoOf(signature));
     },
   };
 }
