@@ -31,12 +31,13 @@ const memoValues: bigint[] = new Array<bigint>(SLOTS).fill(0n);
 
 /**
  * The BigInt of an integral Number, memoised. Addresses are 8- or 16-byte aligned, so the slot
- * mixes bits above the lowest three, and bits 13+ so that a page's worth of neighbours spread.
+ * takes the bits above the lowest three, mixed with bits 13+ so that addresses a multiple of
+ * 8 KiB apart do not all share one slot.
  */
 export function bigIntOf(n: number): bigint {
   const slot = ((n >>> 3) ^ (n >>> 13)) & (SLOTS - 1);
   if (memoKeys[slot] === n) return memoValues[slot]!;
-  const big = BigInt(n); // throws a RangeError for a fractional Number, as Deno would refuse it
+  const big = BigInt(n); // a RangeError for a fractional Number: no C integer holds one
   memoKeys[slot] = n;
   memoValues[slot] = big;
   return big;
