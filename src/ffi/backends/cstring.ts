@@ -26,9 +26,3 @@ export function withCStrings(fn: (...a: any[]) => any, indices: number[]): (...a
     return fn(...a);
   };
 }
-
-/** A BigInt that fits exactly becomes a Number (pointers and sizes are below 2^53). */
-export function toNumberIfSafe(v: number | bigint): number | bigint {
-  if (typeof v === "number") return v;
-  return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
-}

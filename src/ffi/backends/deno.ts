@@ -1,12 +1,14 @@
 /**
  * Deno backend: `Deno.dlopen`. Deno returns every 64-bit integer (and `isize` pointers) as a
- * BigInt, so results of those types are turned into Numbers here; `cstr` arguments go as
- * NUL-terminated byte buffers.
+ * BigInt, so results of those types are turned into Numbers here, and takes 64-bit arguments on
+ * its fast path only as BigInts, so Numbers given to them are turned into BigInts here
+ * (deno-int64.ts has the measurements); `cstr` arguments go as NUL-terminated byte buffers.
  */
 import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction, OpenedLibrary } from "../backend.ts";
 import type { SymbolDef } from "../symbols.ts";
 import type { CType } from "../types.ts";
-import { cstringArgs, toNumberIfSafe, withCStrings } from "./cstring.ts";
+import { cstringArgs, withCStrings } from "./cstring.ts";
+import { numbersIn, signedNumberOf, unsignedNumberOf } from "./deno-int64.ts";
 
 const DENO_TYPE: Record<CType, string> = {
   void: "void",
@@ -55,10 +57,20 @@ interface DenoFfi {
 function fastAddressOf(D: DenoFfi): ((view: ArrayBufferView) => number) | undefined {
   try {
     const memcpy = D.dlopen("libc.so.6", { memcpy: { parameters: ["buffer", "buffer", "usize"], result: "usize" } }).symbols.memcpy!;
-    return (view) => Number(memcpy(view, view, 0n) as bigint);
+    return (view) => signedNumberOf(memcpy(view, view, 0n) as bigint) as number;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A Deno FFI function as the layers above see one: Numbers in (made BigInts where Deno's fast
+ * path wants them), strings for `cstr`, Numbers out (a BigInt only for a 64-bit integer beyond
+ * 2^53).
+ */
+function numbersInAndOut(fn: NativeFunction, args: readonly CType[], result: CType): NativeFunction {
+  const out = result === "ptr" || result === "i64" ? signedNumberOf : result === "u64" || result === "usize" ? unsignedNumberOf : undefined;
+  return withCStrings(numbersIn(fn, args.map((t) => DENO_TYPE[t]), out), cstringArgs(args));
 }
 
 export function createDenoBackend(): Backend {
@@ -77,11 +89,7 @@ export function createDenoBackend(): Backend {
       const lib = D.dlopen(path, defs);
       const functions: Record<string, NativeFunction> = {};
       for (const [name, def] of Object.entries(symbols)) {
-        const fn = withCStrings(lib.symbols[name]!, cstringArgs(def.args));
-        if (def.result === "ptr") functions[name] = (...a: unknown[]) => Number(fn(...a) as bigint);
-        else if (def.result === "i64" || def.result === "u64" || def.result === "usize") {
-          functions[name] = (...a: unknown[]) => toNumberIfSafe(fn(...a) as bigint);
-        } else functions[name] = fn;
+        functions[name] = numbersInAndOut(lib.symbols[name]!, def.args, def.result);
       }
       return { path, functions, close: () => lib.close() };
     },
@@ -116,11 +124,7 @@ export function createDenoBackend(): Backend {
       });
       // A bound call, not a rest-parameter wrapper: the spread doubled the cost of a call
       // (measured: ~1.8 us for UnsafeFnPointer.call itself, ~3.4 us through `(...a) => fp.call(...a)`).
-      const call = fp.call.bind(fp) as NativeFunction;
-      const r = signature.result;
-      if (r === "ptr") return (...a: unknown[]) => Number(call(...a) as bigint);
-      if (r === "i64" || r === "u64" || r === "usize") return (...a: unknown[]) => toNumberIfSafe(call(...a) as bigint);
-      return call;
+      return numbersInAndOut(fp.call.bind(fp) as NativeFunction, signature.args, signature.result);
     },
   };
 }
