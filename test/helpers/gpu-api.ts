@@ -11,20 +11,11 @@
 import process from "node:process";
 import { collectInfo, cudaAvailability, cudaRuntime, DeviceBuffer, pointerAttributes, ucx, UcxError } from "../../src/index.ts";
 import { helloEndpoints, pair, pattern, samePattern } from "./workers.ts";
+import { check } from "./child-check.ts";
 
 const [role, flavour] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 60_000).unref?.();
 
-async function check(name: string, body: () => unknown): Promise<void> {
-  let detail = "";
-  try {
-    const r = await body();
-    if (r !== true && r !== undefined) detail = `got ${JSON.stringify(r)}`;
-  } catch (e) {
-    detail = `threw ${(e as Error).stack ?? e}`;
-  }
-  process.stdout.write(JSON.stringify({ check: name, ok: detail === "", detail }) + "\n");
-}
 
 /** The code of the UcxError `fn` throws, or "no error". */
 function codeOf(fn: () => unknown): string {

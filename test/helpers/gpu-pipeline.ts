@@ -17,20 +17,11 @@ import { pinnedStats, resetPinnedPeak } from "../../src/core/cuda/pinned-pool.ts
 import { RECEIVE_DEPTH } from "../../src/core/cuda/staged-multi-receive.ts";
 import { StagingRing } from "../../src/core/cuda/staging-ring.ts";
 import { helloEndpoints, pair, pattern, samePattern, type Pair } from "./workers.ts";
+import { check } from "./child-check.ts";
 
 const [role, portArg] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 90_000).unref?.();
 
-async function check(name: string, body: () => unknown): Promise<void> {
-  let detail = "";
-  try {
-    const r = await body();
-    if (r !== true && r !== undefined) detail = `got ${JSON.stringify(r)}`;
-  } catch (e) {
-    detail = `threw ${(e as Error).stack ?? e}`;
-  }
-  process.stdout.write(JSON.stringify({ check: name, ok: detail === "", detail }) + "\n");
-}
 
 function expect<T>(actual: T, expected: T, what: string): true {
   if (actual !== expected) throw new Error(`${what}: ${String(actual)}, expected ${String(expected)}`);
