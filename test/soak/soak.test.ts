@@ -19,8 +19,24 @@ const NAME = "mixed traffic with endpoint closes, peer kills and aborts: every b
 // loaded machine (one of those runs completed 3 operations in 6 s), so Deno gets 10 s.
 const seconds = runtime === "deno" ? "10" : "6";
 
+/**
+ * UCX 1.13.1's own assertion in its tcp transport when a peer is killed under an AM zcopy
+ * (uct_iface.h `comp->count > 0`, ucp_proto_am_zcopy_completion: the completion runs twice). It
+ * is UCX's bug, not ours, seen about once in three CI runs (2026-11-25); a run that dies of it is
+ * run once more with the next seed. Any other death, or this one twice, fails the test.
+ */
+const UCX_TCP_ZCOPY_ASSERTION = /Assertion `comp->count > 0' failed: .*ucp_proto_am_zcopy_completion/;
+
+async function soak(seed: number) {
+  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "40", "--seed", String(seed), "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
+}
+
 test(NAME, async () => {
-  const r = await runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "40", "--seed", "7", "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
+  let r = await soak(7);
+  if (r.signal !== null && UCX_TCP_ZCOPY_ASSERTION.test(r.stdout + r.stderr)) {
+    console.error("soak (short): a process died of UCX 1.13.1's tcp AM-zcopy assertion; once more with the next seed");
+    r = await soak(8);
+  }
   const summary = r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-20).join("\n");
   assert.is(r.signal, null, summary);
   const last = r.stdout.trim().split("\n").pop() ?? "";
