@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { createServer } from "node:net";
 import { UcxError } from "../../src/index.ts";
 import { runScript } from "../helpers/spawn.ts";
-import { helloEndpoints, pair } from "../helpers/workers.ts";
+import { helloEndpoints, pair, rejection } from "../helpers/workers.ts";
 
 function assertAbort(e: unknown, cause: unknown, what: string): void {
   assert.instance(e, UcxError, `${what}: ${e}`);
@@ -19,15 +19,6 @@ function assertAbort(e: unknown, cause: unknown, what: string): void {
   assert.is(err.status, -16, what);
   if (typeof cause === "string") assert.is((err.cause as Error).name, cause, `${what}: cause ${err.cause}`);
   else assert.is(err.cause, cause, what);
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error("resolved");
 }
 
 for (const mode of ["thread", "polling"] as const) {

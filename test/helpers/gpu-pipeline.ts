@@ -12,11 +12,11 @@
  * CUDA, or UCX_TS_GPU_PATH=staged): the pipeline is what is tested.
  */
 import process from "node:process";
-import { DeviceBuffer, devicePath, encodeHeaders, Worker, UcxError } from "../../src/index.ts";
+import { DeviceBuffer, devicePath, encodeHeaders, Worker, type UcxError } from "../../src/index.ts";
 import { pinnedStats, resetPinnedPeak } from "../../src/core/cuda/pinned-pool.ts";
 import { RECEIVE_DEPTH } from "../../src/core/cuda/staged-multi-receive.ts";
 import { StagingRing } from "../../src/core/cuda/staging-ring.ts";
-import { helloEndpoints, pair, pattern, samePattern, type Pair } from "./workers.ts";
+import { helloEndpoints, pair, pattern, samePattern, ucxRejection, type Pair } from "./workers.ts";
 import { check } from "./child-check.ts";
 
 const [role, portArg] = process.argv.slice(2);
@@ -44,16 +44,6 @@ function chunksOf(bytes: Uint8Array, chunk = CHUNK): Uint8Array[] {
   const out: Uint8Array[] = [];
   for (let at = 0; at < bytes.length || out.length === 0; at += chunk) out.push(bytes.subarray(at, Math.min(bytes.length, at + chunk)));
   return out;
-}
-
-async function rejection(p: Promise<unknown>): Promise<UcxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof UcxError) return e;
-    throw e;
-  }
-  throw new Error("resolved; a rejection was expected");
 }
 
 if (role === "inproc") {
@@ -139,7 +129,7 @@ if (role === "inproc") {
       const whole = pattern(6 * CHUNK, 21);
       const chunks = chunksOf(whole);
       await send([encodeHeaders([{ size: whole.length, device: true, chunkBytes: CHUNK }]), chunks[0]!, chunks[1]!, new Uint8Array(100)], 9);
-      const e = await rejection(p.run(bad));
+      const e = await ucxRejection(p.run(bad));
       expect(e.code, "UCX_TS_PROTOCOL_ERROR", `code (${e.message})`);
       await slotsBack("after the short chunk");
     });
@@ -151,7 +141,7 @@ if (role === "inproc") {
       await send([encodeHeaders([{ size: whole.length, device: true, chunkBytes: CHUNK }]), ...chunksOf(whole).slice(0, 3)], 10);
       await p.run(new Promise((r) => setTimeout(r, 100)));
       controller.abort();
-      const e = await rejection(p.run(aborted));
+      const e = await ucxRejection(p.run(aborted));
       expect(e.name, "AbortError", `name (${e.message})`);
       await slotsBack("after the abort");
       const next = p.b.recvMulti(10, { deviceFrames: "device" });
@@ -165,7 +155,7 @@ if (role === "inproc") {
       const r = p.b.recvMulti(11, { deviceFrames: "device", maxBytes: 1000 });
       r.catch(() => {}); // rejects as soon as the header arrives, maybe before `send` returns (see above)
       await send([encodeHeaders([{ size: 5000, device: true, chunkBytes: CHUNK }])], 11);
-      const e = await rejection(p.run(r));
+      const e = await ucxRejection(p.run(r));
       expect(e.code, "UCX_TS_LIMIT_EXCEEDED", `code (${e.message})`);
       expect(pinnedStats().outstanding, 0, "pinned buffers out");
     });
@@ -202,7 +192,7 @@ if (role === "inproc") {
   const ep = await listener.accept();
   await listener.close();
   await check("the sender dying half-way through a device frame rejects the batch, no hang", async () => {
-    const e = await rejection(ep.recvMulti(5, { deviceFrames: "device" }));
+    const e = await ucxRejection(ep.recvMulti(5, { deviceFrames: "device" }));
     if (e.code === "UCX_TS_PROTOCOL_ERROR") throw new Error(`a protocol error, not the endpoint's: ${e.message}`);
     return true;
   });

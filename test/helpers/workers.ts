@@ -3,7 +3,7 @@
  * while progressing every worker that has no thread of its own (polling and blocking modes),
  * with a deadline so a hang fails the test instead of the suite.
  */
-import { Worker, type Endpoint, type ProgressMode, type WorkerOptions } from "../../src/index.ts";
+import { UcxError, Worker, type Endpoint, type ProgressMode, type WorkerOptions } from "../../src/index.ts";
 
 export const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking", "hybrid"];
 
@@ -83,19 +83,27 @@ export function samePattern(bytes: Uint8Array, seed: number): boolean {
 /**
  * The error an operation's Promise rejects with. Fails when the call throws synchronously instead
  * (a refusal that depends on the endpoint's state must reject, like any other failed operation)
- * or when it resolves.
+ * or when it resolves. Given a Promise already made, it is marked handled at once: one that
+ * rejects before it is awaited is not reported as an unhandled rejection.
  */
-export async function rejection(call: () => Promise<unknown>): Promise<unknown> {
-  let pending: Promise<unknown>;
+export async function rejection(pending: Promise<unknown> | (() => Promise<unknown>)): Promise<unknown> {
+  let promise: Promise<unknown>;
   try {
-    pending = call();
+    promise = typeof pending === "function" ? pending() : pending;
   } catch (e) {
     throw new Error(`threw synchronously instead of rejecting: ${String(e)}`);
   }
   try {
-    await pending;
+    await promise;
   } catch (e) {
     return e;
   }
   throw new Error("resolved where a rejection was expected");
+}
+
+/** `rejection`, and the reason must be a UcxError (anything else is rethrown as the test's failure). */
+export async function ucxRejection(pending: Promise<unknown> | (() => Promise<unknown>)): Promise<UcxError> {
+  const e = await rejection(pending);
+  if (e instanceof UcxError) return e;
+  throw e;
 }
