@@ -11,7 +11,12 @@ export default defineConfig({
     "fd-watcher-thread": "src/core/engine/fd-watcher-thread.ts",
   },
   format: ["esm", "cjs"],
-  dts: { entry: { index: "src/index.ts" } },
+  // stripInternal: members marked @internal (what endpoints, listeners and the hello ask of their
+  // worker; the engine's hooks) stay out of the shipped .d.ts, so an application's editor never
+  // offers them. That is why no public class `implements` an internal interface: the .d.ts would
+  // then declare a class that no longer satisfies it. Structural typing still checks the classes
+  // where they are handed over as those interfaces.
+  dts: { entry: { index: "src/index.ts" }, compilerOptions: { stripInternal: true } },
   platform: "node",
   target: "node20",
   sourcemap: true,

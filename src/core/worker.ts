@@ -17,15 +17,14 @@ import { recvIntoDevice, stagesDeviceFrames } from "./cuda/transfers.ts";
 import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
-import type { EndpointHost, Submitted } from "./endpoint-host.ts";
+import type { Submitted } from "./endpoint-host.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
-import type { HelloWorker } from "./hello/connection.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
-import type { ConnectProtocol, Listener, ListenerHost, ListenOptions } from "./listener.ts";
+import type { ConnectProtocol, Listener, ListenOptions } from "./listener.ts";
 import type { MemMapOptions, MemoryHandle } from "./memory.ts";
 import type { AmInbox, AmMessage } from "./am/inbox.ts";
 import type { AmHandler } from "./am/router.ts";
@@ -53,7 +52,7 @@ export type { AmHandler } from "./am/router.ts";
 export { defaultProgressMode } from "./worker/options.ts";
 export { DEFAULT_MULTI_LIMITS, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "./receive-options.ts";
 
-export class Worker implements EndpointHost, ListenerHost, HelloWorker {
+export class Worker {
   readonly progressMode: ProgressMode;
   readonly errorHandling: ErrorHandling;
   /** The UCP features this worker's context was created with. */

@@ -18,7 +18,6 @@ import { bootstrap, thisHost } from "./bootstrap.ts";
 import { Channel } from "./channel.ts";
 import { ConfigRegistry, type ResolvedConfig } from "./config.ts";
 import { Group } from "./group.ts";
-import type { GroupContext } from "./group-context.ts";
 import { PLAN_CONFIG_TABLES, PlanPool } from "./ppool.ts";
 import { detectRte, type Rte } from "./rte.ts";
 import { Topology } from "./topology.ts";
@@ -45,7 +44,7 @@ export function configRegistry(): ConfigRegistry {
   return registry;
 }
 
-export class UcgContext implements GroupContext<Group> {
+export class UcgContext {
   /** The world group: every process, ranks = world ranks. */
   readonly world: Group;
   /** @internal Next group id this process has not seen used (group.ts subgroup). */

@@ -16,12 +16,12 @@ import type { Transport } from "./instance.ts";
 import type { OpLike } from "./op.ts";
 import type { CallFacts, DecisionTree } from "./ppool.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
-import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type RequestGroup, type StartOptions } from "./request.ts";
+import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type StartOptions } from "./request.ts";
 import type { GroupContext } from "./group-context.ts";
 
 type Normalized = ReturnType<typeof normalize>;
 
-export class Group implements RequestGroup {
+export class Group {
   readonly rank: number;
   readonly size: number;
   /** The decision trees with the member-count questions answered (seed: prune per group). */
