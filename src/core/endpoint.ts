@@ -9,7 +9,7 @@ import { callUserCallback } from "./user-callback.ts";
 import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
-import { invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
+import { closedError, invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
 import { ReceiveDrain } from "./endpoint-drain.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import type { RemoteKey } from "./memory.ts";
@@ -103,8 +103,8 @@ export class Endpoint {
 
   /** Receives still work on a failed endpoint (what arrived can be read); not on a closed one. */
   private receiveRefusal(): Promise<never> | undefined {
-    if (this.#closed || this.closing) return Promise.reject(new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
-    if (this.worker.closed) return Promise.reject(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
+    if (this.#closed || this.closing) return Promise.reject(closedError("endpoint"));
+    if (this.worker.closed) return Promise.reject(closedError("worker"));
     return undefined;
   }
 
@@ -493,7 +493,7 @@ export class Endpoint {
           for (const id of this.worker.unsettledRequestsOf(this, true)) this.worker.cancel(id);
           this.link?.close();
           this.#closed = true;
-          this.worker.closeAmInbox(this.id, new UcxError("UCX_TS_CLOSED", "the endpoint is closed"));
+          this.worker.closeAmInbox(this.id, closedError("endpoint"));
           this.worker.forgetEndpoint(this.id);
         })
         .then(() => {

@@ -102,6 +102,11 @@ export function invalidArgument(message: string): UcxError {
   return new UcxError("UCX_TS_INVALID_ARGUMENT", message);
 }
 
+/** The error for an operation on a closing or closed worker or endpoint (UCX_TS_CLOSED). */
+export function closedError(what: "worker" | "endpoint"): UcxError {
+  return new UcxError("UCX_TS_CLOSED", `the ${what} is closed`);
+}
+
 /**
  * The error for a connection to `host:port` that could not be made, in plain words, with the
  * UCS status as its `code`: what UCX reports for a refused or unreachable peer names the status

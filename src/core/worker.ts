@@ -106,12 +106,9 @@ export class Worker {
     return this.#path.closed;
   }
 
-  /**
-   * A closing or closed worker refuses new operations with a rejected Promise, never a
-   * synchronous throw: an operation racing `close()` ends in the caller's `await` like any other.
-   */
+  /** A closing or closed worker's refusal (rejects, never throws): RequestPath.refusal. */
   #refusal(): Promise<never> | undefined {
-    return this.#path.closed ? Promise.reject(new UcxError("UCX_TS_CLOSED", "the worker is closed")) : undefined;
+    return this.#path.refusal();
   }
 
   /** Live endpoints of this worker (made, accepted or through the hello, not yet closed): diagnostics. */

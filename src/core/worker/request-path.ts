@@ -10,7 +10,7 @@ import type { Engine, Submission } from "../engine/engine.ts";
 import { submission } from "../engine/engine.ts";
 import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
-import { UcxError } from "../errors.ts";
+import { closedError, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { Requests } from "../requests.ts";
 import type { Submitted } from "../endpoint-host.ts";
@@ -62,7 +62,17 @@ export class RequestPath {
   }
 
   assertOpen(): void {
-    if (this.#stopped || this.#closing) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
+    if (this.closed) throw closedError("worker");
+  }
+
+  /**
+   * A closing or closed worker refuses a new operation with a rejected Promise, never a
+   * synchronous throw: an operation racing `close()` ends in the caller's `await` like any
+   * other. undefined: it may go ahead. (The public methods ask this first; `assertOpen` below
+   * them catches what they let through, and internal callers.)
+   */
+  refusal(): Promise<never> | undefined {
+    return this.closed ? Promise.reject(closedError("worker")) : undefined;
   }
 
   /** A new id for an object the executor keeps by id (endpoint, listener, memory, key). */

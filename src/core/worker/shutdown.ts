@@ -4,7 +4,7 @@
  * detached, the engine stops (UCX is freed), and only then are waiting receives and requests
  * failed and the tables emptied.
  */
-import { UcxError } from "../errors.ts";
+import { closedError } from "../errors.ts";
 import type { SendPath } from "../proto/send-path.ts";
 import type { CompletionTargets } from "./completion-routing.ts";
 import type { RegisteredMemory } from "./registered-memory.ts";
@@ -32,7 +32,7 @@ export async function shutDown(
   memory.detachAll();
   await path.engine.stop();
   path.markStopped();
-  am.closeAll(new UcxError("UCX_TS_CLOSED", "the worker is closed"));
+  am.closeAll(closedError("worker"));
   path.requests.abandonAll(UCS_ERR_CANCELED);
   listeners.clear();
   endpoints.clear();
