@@ -6,7 +6,8 @@
  */
 import { ptrIsError, type Pointer } from "../../ffi/index.ts";
 import { ManyReceive } from "./many-receive.ts";
-import { MultiReceive, MultiReceiveQueues, MultiSend, type PartDone, type PartPoster } from "./multi-transfer.ts";
+import { MultiReceive, MultiReceiveQueues, MultiSend } from "./multi-transfer.ts";
+import type { PartDone, PartPoster } from "./part-batch.ts";
 import type { OpHost, OwnedRequest } from "./op-host.ts";
 import type { Payload } from "./payload.ts";
 import { tagArgument } from "./records.ts";

@@ -10,24 +10,23 @@
  * (truncation, cancel, endpoint error) cancels the ones still waiting, so the batch ends with
  * that status instead of waiting for messages that may never come.
  */
-import type { PartPoster } from "./multi-transfer.ts";
+import { PartBatch, type PartPoster } from "./part-batch.ts";
 
 const UCS_OK = 0;
 
 /** Bytes per descriptor entry: f64 address, f64 capacity, f64 length received, u32 tag lo, u32 tag hi. */
 export const MANY_ENTRY_BYTES = 32;
 
-export class ManyReceive {
-  private remaining = 0;
-  private posted = false;
-  private status = UCS_OK;
+export class ManyReceive extends PartBatch {
   private received = 0;
 
   constructor(
-    private readonly poster: PartPoster,
-    readonly id: number,
+    poster: PartPoster,
+    id: number,
     private readonly done: (id: number, status: number, value: number) => void,
-  ) {}
+  ) {
+    super(poster, id);
+  }
 
   /** Post `count` receives described at `descriptor` (see MANY_ENTRY_BYTES). */
   start(descriptor: number, count: number, tag: readonly [lo: number, hi: number, maskLo: number, maskHi: number], ifQueued: boolean): void {
@@ -35,33 +34,24 @@ export class ManyReceive {
     const f64 = new Float64Array(memory);
     const u32 = new Uint32Array(memory);
     for (let i = 0; i < count; i++) {
-      this.remaining++;
+      this.partPosting();
       this.poster.recvPart(this, f64[4 * i]!, f64[4 * i + 1]!, tag[0], tag[1], tag[2], tag[3], (status, length, lo, hi) => {
         f64[4 * i + 2] = length;
         u32[8 * i + 6] = lo;
         u32[8 * i + 7] = hi;
-        this.partDone(status, length);
+        if (status === UCS_OK) this.received += length;
+        this.partEnded(status);
       }, ifQueued);
     }
-    this.posted = true;
-    this.check();
+    this.allPosted();
   }
 
-  cancel(): void {
+  /** The first failure ends the window: the receives still waiting may never be matched. */
+  protected override firstFailure(): void {
     this.poster.cancelParts(this);
   }
 
-  private partDone(status: number, length: number): void {
-    this.remaining--;
-    if (status === UCS_OK) this.received += length;
-    else if (this.status === UCS_OK) {
-      this.status = status;
-      this.poster.cancelParts(this);
-    }
-    this.check();
-  }
-
-  private check(): void {
-    if (this.posted && this.remaining === 0) this.done(this.id, this.status, this.received);
+  protected finish(status: number): void {
+    this.done(this.id, status, this.received);
   }
 }

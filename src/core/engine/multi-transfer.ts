@@ -19,6 +19,7 @@
  * phase; once its frame receives are posted (UCX matches in posting order) the next one starts.
  */
 import { decodeHeader, HEADER_BYTES, HeaderFormatError, messagesOf, type FrameDescription } from "../multi/header.ts";
+import { PartBatch, type PartPoster } from "./part-batch.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -26,34 +27,6 @@ const UCS_ERR_MESSAGE_TRUNCATED = -9;
 const UCS_ERR_CANCELED = -16;
 /** Status of a batch that failed for a reason of ucx-ts's own; the payload says which. */
 export const MULTI_LIBRARY_ERROR = -5;
-
-/** How one message of a batch ended: UCX status, and for receives the length and sender tag. */
-export type PartDone = (status: number, length: number, tagLo: number, tagHi: number) => void;
-
-/** What a batch needs from the executor: post parts, cancel them, see memory. */
-export interface PartPoster {
-  /** Post a tag send on endpoint `ep`; `onDone` may run before this returns. */
-  sendPart(owner: object, ep: number, address: number, length: number, tagLo: number, tagHi: number, onDone: PartDone): void;
-  /**
-   * Post a tag receive; `onDone` may run before this returns. `ifQueued`: only if UCX holds a
-   * matching message already, else `onDone(UCS_ERR_NO_MESSAGE)` (a failed endpoint's batch).
-   */
-  recvPart(
-    owner: object,
-    address: number,
-    length: number,
-    tagLo: number,
-    tagHi: number,
-    maskLo: number,
-    maskHi: number,
-    onDone: PartDone,
-    ifQueued: boolean,
-  ): void;
-  /** Ask UCX to cancel every part of `owner` still in flight. */
-  cancelParts(owner: object): void;
-  addressOf(bytes: Uint8Array): number;
-  view(address: number, length: number): ArrayBuffer;
-}
 
 /** Reports a batch's one completion: status, value (frames or bytes), and for receives the payload. */
 export type BatchDone = (id: number, status: number, value: number, payload?: Payload) => void;
@@ -66,45 +39,33 @@ export interface MultiLimits {
   readonly maxHeaders: number;
 }
 
-/** One sendMulti: every header and frame of the batch, posted at once. */
-export class MultiSend {
-  private remaining = 0;
-  private posted = false;
-  private status = UCS_OK;
+/** One sendMulti (or sendMany window): every message of the batch, posted at once. */
+export class MultiSend extends PartBatch {
   private bytes = 0;
 
   constructor(
-    private readonly poster: PartPoster,
-    readonly id: number,
+    poster: PartPoster,
+    id: number,
     private readonly done: BatchDone,
-  ) {}
+  ) {
+    super(poster, id);
+  }
 
   /** Post the `count` messages described at `descriptor` (f64 address, f64 length pairs). */
   start(ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
     const d = new Float64Array(this.poster.view(descriptor, count * 16));
     for (let i = 0; i < count && this.status === UCS_OK; i++) {
-      this.remaining++;
+      this.partPosting();
       this.bytes += d[2 * i + 1]!;
       // A failed message stops the batch: sending frames after it would shift the receiver's
       // idea of which message is which.
-      this.poster.sendPart(this, ep, d[2 * i]!, d[2 * i + 1]!, tagLo, tagHi, (status) => this.partDone(status));
+      this.poster.sendPart(this, ep, d[2 * i]!, d[2 * i + 1]!, tagLo, tagHi, (status) => this.partEnded(status));
     }
-    this.posted = true;
-    this.check();
+    this.allPosted();
   }
 
-  cancel(): void {
-    this.poster.cancelParts(this);
-  }
-
-  private partDone(status: number): void {
-    this.remaining--;
-    if (status !== UCS_OK && this.status === UCS_OK) this.status = status;
-    this.check();
-  }
-
-  private check(): void {
-    if (this.posted && this.remaining === 0) this.done(this.id, this.status, this.status === UCS_OK ? this.bytes : 0);
+  protected finish(status: number): void {
+    this.done(this.id, status, status === UCS_OK ? this.bytes : 0);
   }
 }
 

@@ -8,7 +8,7 @@
 import type { Pointer, Ucx } from "../../ffi/index.ts";
 import type { OutSlots } from "../out-slots.ts";
 import type { Completion } from "./records.ts";
-import type { PartDone } from "./multi-transfer.ts";
+import type { PartDone } from "./part-batch.ts";
 import type { Payload } from "./payload.ts";
 
 export interface EndpointState {
