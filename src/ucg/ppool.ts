@@ -28,6 +28,8 @@ import { ringAllreducePlan } from "./plans/ring/ring_allreduce_plan.ts";
 import { sraAllreducePlan } from "./plans/sra/sra_allreduce_plan.ts";
 import { sraKnomialAllreducePlan } from "./plans/sra/sra_knomial_allreduce_plan.ts";
 import { SRA_CONFIG } from "./plans/sra/sra.ts";
+import { swAllreducePlan } from "./plans/sliding_window/sw_allreduce_plan.ts";
+import { SW_CONFIG } from "./plans/sliding_window/sliding_window.ts";
 import { ringAllgatherPlan } from "./plans/ring/ring_allgather_plan.ts";
 import { ringReduceScatterPlan } from "./plans/ring/ring_reduce_scatter_plan.ts";
 import { pairwiseAlltoallPlan } from "./plans/pairwise/pairwise_alltoall_plan.ts";
@@ -38,7 +40,7 @@ export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
   knBcastPlan, dbtBcastPlan,
   knReducePlan, dbtReducePlan,
-  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan, sraKnomialAllreducePlan,
+  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan, sraKnomialAllreducePlan, swAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
   knGatherPlan,
   knScatterPlan,
@@ -70,7 +72,7 @@ export const PLAN_LIST_CONFIG: ConfigTable = {
   fields: Object.fromEntries(COLLECTIVES.map((c) => [`${c.toUpperCase()}_PLAN`, { default: "", doc: `plan ids ${c} may use, comma-separated (default: all)` }])),
 };
 
-export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG, SRA_CONFIG];
+export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG, SRA_CONFIG, SW_CONFIG];
 
 // --- the decision tree --------------------------------------------------------------------
 
