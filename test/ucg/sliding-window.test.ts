@@ -77,13 +77,14 @@ test(`${full ? "every" : "a seeded sample of"} datatype family x op x member cou
   assert.ok(checked >= SIZES.length * 5);
 });
 
-test("a few MiB, not a multiple of the chunk, under the default tunables and a window of 1", async () => {
+test("a few MiB, not a multiple of the chunk, with 256 KiB chunks (and the defaults under test:full)", async () => {
   // float64, 2 MiB + 1003 elements over 3 members: uneven blocks of ~700 KB, 3 rounds of 256 KiB chunks, the last short.
   const count = (2 << 20) / 8 + 1003;
-  const defaults = { WINDOW: SW_CONFIG.fields.WINDOW.default, CHUNK_BYTES: SW_CONFIG.fields.CHUNK_BYTES.default };
-  const cut = swChunks(count, 3, 8, defaults.CHUNK_BYTES);
+  const tunables = { WINDOW: SW_CONFIG.fields.WINDOW.default, CHUNK_BYTES: 256 * 1024 };
+  const cut = swChunks(count, 3, 8, tunables.CHUNK_BYTES);
   assert.ok(cut.rounds > 1 && cut.at(2, cut.rounds - 1)!.count < cut.chunk, "the case must take several rounds with a short last chunk");
-  await check({ coll: "allreduce", dtype: "float64", op: "sum", count, root: 0, seed }, 3, defaults);
+  await check({ coll: "allreduce", dtype: "float64", op: "sum", count, root: 0, seed }, 3, tunables);
+  if (full) await check({ coll: "allreduce", dtype: "float64", op: "sum", count: (6 << 20) / 8 + 7, root: 0, seed }, 2, { WINDOW: 0, CHUNK_BYTES: SW_CONFIG.fields.CHUNK_BYTES.default });
   if (full) await check({ coll: "allreduce", dtype: "float64", op: "max", count: (4 << 20) / 8 + 5, root: 0, seed }, 8, { WINDOW: 1, CHUNK_BYTES: 96 * 1024 });
 });
 
@@ -108,7 +109,7 @@ test("selection: plan 4 runs non-commutative ops too (rank order), UCX_TS_ALLRED
   const text = lines.join("\n");
   assert.match(text, /4 sliding_window\/sw_allreduce/);
   assert.match(text, /UCX_TS_SW_WINDOW=0/);
-  assert.match(text, /UCX_TS_SW_CHUNK_BYTES=262144/);
+  assert.match(text, /UCX_TS_SW_CHUNK_BYTES=1048576/);
 });
 
 test.run();
