@@ -62,6 +62,10 @@ export const SELECTION_CONFIG: ConfigTable = {
     BCAST_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "bcast data above this many bytes takes the double binary tree (from 3 members; default: never)" },
     REDUCE_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "reduce vectors above this many bytes take the double binary tree (from 3 members, commutative ops; default: never)" },
     ALLTOALL_BRUCK_BYTES: { default: 256, min: 0, doc: "alltoall blocks up to this many bytes take Bruck (from 3 members)" },
+    // The sliding window did not beat the ring and SRA at 1-4 MiB on 2 and 4 ranks here (every
+    // round is a step: a wake-up of every process on 2 cores; bench:ucg --allreduce-plans,
+    // 2026-11-26), so it is opt-in: by this threshold, by UCX_TS_ALLREDUCE_PLAN=4 or spec.plan.
+    ALLREDUCE_SW_BYTES: { default: 2 ** 40, min: 0, doc: "allreduce vectors above this many bytes take the sliding window (any op; default: never)" },
   },
 };
 
@@ -99,14 +103,19 @@ export const DECISION_TREES: Readonly<Record<CollType, DecisionTree>> = {
     ask({ kind: "commutative" }, ask({ kind: "bytes_at_most", threshold: "REDUCE_DBT_BYTES" }, leaf(0), leaf(1)), leaf(0)),
   ),
   allreduce: ask(
-    { kind: "commutative" },
+    { kind: "bytes_at_most", threshold: "ALLREDUCE_SW_BYTES" },
     ask(
-      { kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" },
+      { kind: "commutative" },
+      ask(
+        { kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" },
+        leaf(0),
+        // Large: the ring's n - 1 steps against SRA's 2 log2 n; SRA when no fold is needed.
+        ask({ kind: "count_at_least_members" }, ask({ kind: "members_power_of_two" }, ask({ kind: "members_at_most", value: 2 }, leaf(1), leaf(2)), leaf(1)), leaf(0)),
+      ),
       leaf(0),
-      // Large: the ring's n - 1 steps against SRA's 2 log2 n; SRA when no fold is needed.
-      ask({ kind: "count_at_least_members" }, ask({ kind: "members_power_of_two" }, ask({ kind: "members_at_most", value: 2 }, leaf(1), leaf(2)), leaf(1)), leaf(0)),
     ),
-    leaf(0),
+    // Very large, any op (rank order kept for a non-commutative one): the sliding window.
+    leaf(4),
   ),
   allgather: ask({ kind: "bytes_at_most", threshold: "ALLGATHER_RING_BYTES" }, leaf(0), leaf(1)),
   gather: leaf(0),

@@ -99,11 +99,19 @@ test("its config table: prefix UCX_TS_SW_, sizes with units, bad values and clas
   assert.throws(() => registry.add({ name: "sw3", prefix: "UCX_TS_S", fields: { W_WINDOW: { default: 1, doc: "" } } }), (e: unknown) => e instanceof UcxError && /UCX_TS_SW_WINDOW is defined by/.test(e.message));
 });
 
-test("selection: plan 4 runs non-commutative ops too (rank order), UCX_TS_ALLREDUCE_PLAN=4 picks it, ucg-info lists it and its table", () => {
+test("selection: plan 4 runs non-commutative ops too (rank order), UCX_TS_ALLREDUCE_PLAN=4 and UCX_TS_UCG_ALLREDUCE_SW_BYTES pick it, ucg-info lists it and its table", () => {
   const registry = configRegistry();
   const pool = new PlanPool(registry.resolve({ UCX_TS_ALLREDUCE_PLAN: "4" }));
   for (const commutative of [true, false]) assert.is(pool.select("allreduce", 5, { commutative, bytes: 8 << 20, count: 1 << 20 }).name, "sliding_window/sw_allreduce");
   assert.is(new PlanPool(registry.resolve({})).select("allreduce", 4, { commutative: false, bytes: 8, count: 1 }, 4).id, 4);
+  // In the decision tree behind UCX_TS_UCG_ALLREDUCE_SW_BYTES (default: never), for any op.
+  const byDefault = new PlanPool(registry.resolve({}));
+  assert.not.equal(byDefault.select("allreduce", 4, { commutative: true, bytes: 64 << 20, count: 8 << 20 }).id, 4);
+  const tree = new PlanPool(registry.resolve({ UCX_TS_UCG_ALLREDUCE_SW_BYTES: "2MiB" }));
+  for (const commutative of [true, false]) {
+    assert.is(tree.select("allreduce", 5, { commutative, bytes: 4 << 20, count: 1 << 19 }).id, 4);
+    assert.is.not(tree.select("allreduce", 5, { commutative, bytes: 1 << 20, count: 1 << 17 }).id, 4);
+  }
   const lines: string[] = [];
   assert.is(ucgInfoCommand(["--coll", "allreduce", "--size", "4", "--bytes", "4MiB"], (l) => lines.push(l)), 0);
   const text = lines.join("\n");
