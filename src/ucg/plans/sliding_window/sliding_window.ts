@@ -17,8 +17,9 @@ export const SW_CONFIG = {
   fields: {
     WINDOW: { default: 0, min: 0, max: 4096, doc: "members whose contributions to a chunk are in flight at once in the sliding-window allreduce (allreduce plan 4), and as many results sent back per step; 0: all the others (UCC's default)" },
     // 1 MiB, not UCC's 64 KiB buffers: each round is a step, and a step costs every process a
-    // wake-up on this 2-core VM; 64 KiB chunks ran 2-4x slower than 1 MiB ones at 1-4 MiB
-    // (bench/ucg.ts --allreduce-plans, 2026-11-26).
+    // wake-up on this 2-core VM. Against SRA in the same run (bench/ucg.ts --allreduce-plans,
+    // 2026-11-26 03:14, load 10-14), 64 KiB chunks took 2.7-3.3x SRA's time where 1 MiB chunks
+    // took 0.7-1.6x, in 3 of 4 points (2 and 4 ranks, 1 and 4 MiB; the 4th: 1.3x against 1.8x).
     CHUNK_BYTES: { default: 1024 * 1024, min: 1, doc: "pipeline chunk of the sliding-window allreduce (allreduce plan 4): the most bytes of an owned block combined per round; scratch is window x chunk" },
   },
 } as const;
