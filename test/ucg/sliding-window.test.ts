@@ -88,6 +88,16 @@ test("a few MiB, not a multiple of the chunk, with 256 KiB chunks (and the defau
   if (full) await check({ coll: "allreduce", dtype: "float64", op: "max", count: (4 << 20) / 8 + 5, root: 0, seed }, 8, { WINDOW: 1, CHUNK_BYTES: 96 * 1024 });
 });
 
+test("in place (receive buffer = send buffer): commutative and non-commutative, windows sliding over several chunks", async () => {
+  for (const size of [2, 3, 5]) {
+    for (const op of ["sum", "affine"]) {
+      const c: Case = { coll: "allreduce", dtype: "int32", op, count: 4 * size + 3, root: 0, seed: seed + size };
+      const problem = await simulate(swAllreducePlan, c, size, { WINDOW: 2, CHUNK_BYTES: 8 }, { inPlace: true });
+      assert.is(problem, undefined, `${describeCase(c)} in place, ${size} members: ${problem}`);
+    }
+  }
+});
+
 test("its config table: prefix UCX_TS_SW_, sizes with units, bad values and clashing tables refused", () => {
   const registry = configRegistry();
   const t = registry.resolve({ UCX_TS_SW_WINDOW: "3", UCX_TS_SW_CHUNK_BYTES: "64KiB" }).table("sliding_window");
