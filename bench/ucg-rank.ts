@@ -9,7 +9,8 @@
 //    the same channel (what one message costs in this engine, outside any collective).
 // Rank 0 prints one JSON line "UCG_BENCH {...}".
 // Environment: UCG_BENCH_SIZES (bytes, comma-separated), UCG_BENCH_SCALE (iteration factor),
-// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep), UCG_BENCH_DEBUG=1
+// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep),
+// UCG_BENCH_ALLREDUCE_PLANS (allreduce only, under each of these plan ids), UCG_BENCH_DEBUG=1
 // (each rank says on stderr which point it is at: to find where a run hangs).
 import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
@@ -50,14 +51,17 @@ async function timeCalls(run: () => Promise<unknown>, iters: number): Promise<nu
 
 const debug = (s: string) => process.env.UCG_BENCH_DEBUG && console.error(`rank ${world.rank}: ${s}`);
 const rows: { coll: string; ranks: number; bytes: number; iters: number; mean_us: number; median_us: number; plan: string }[] = [];
+// UCG_BENCH_ALLREDUCE_PLANS=0,4: allreduce only, once per plan id (forced), to compare the plans.
+const allreducePlans = process.env.UCG_BENCH_ALLREDUCE_PLANS?.split(",").map(Number);
+const runs: [coll: "allreduce" | "bcast" | "alltoall", plan?: number][] = allreducePlans ? allreducePlans.map((plan) => ["allreduce", plan]) : [["allreduce"], ["bcast"], ["alltoall"]];
 if (!phasesOnly) {
-  for (const coll of ["allreduce", "bcast", "alltoall"] as const) {
+  for (const [coll, plan] of runs) {
     for (const bytes of sizes) {
       const n = Math.max(1, Math.floor(bytes / 8));
       // alltoall: the whole send buffer is `bytes`, in equal blocks of at least one double (as coll-lat.c).
       const send = new Float64Array(coll === "alltoall" ? Math.max(1, Math.floor(n / world.size)) * world.size : n).fill(1);
       const recv = new Float64Array(send.length);
-      const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum" });
+      const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum", plan });
       const iters = iterationsFor(bytes);
       debug(`${coll} ${bytes}`);
       const times = await timeCalls(() => req.start(), iters);

@@ -6,8 +6,10 @@
 // and the table puts the two side by side.
 //   node --import tsx bench/ucg.ts [--compare-mpi] [--quick] [--phases] [--ranks 2,4,8]
 //        [--sizes 8,...] [--errors peer|none] [--progress hybrid|thread] [--json FILE]
+//        [--allreduce-plans 0,1,2,3,4]
 //   --quick   2 and 4 ranks, 8 B and 1 MiB, a fifth of the iterations: a smoke run (~1 min)
 //   --phases  only the per-step breakdown of one 8 B allreduce (and the p2p round trip)
+//   --allreduce-plans  allreduce only, once per listed plan id (UCX_TS_SW_* etc. pass through to the ranks)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -30,6 +32,7 @@ const sizes = arg("sizes", quick ? "8,1048576" : "8,128,2048,32768,524288,104857
 const scale = quick ? 0.2 : 1;
 const errors = arg("errors", "peer");
 const progress = arg("progress", "hybrid");
+const allreducePlans = arg("allreduce-plans", "");
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
 /** Open MPI's run: pml ucx on whatever UCX finds (no InfiniBand here: tls/devices "any"). */
@@ -73,7 +76,7 @@ async function runUcxTs(n: number): Promise<{ size: number; rows: Point[]; phase
   const r = await launch({
     n,
     script: "bench/ucg-rank.ts",
-    env: { UCG_BENCH_SIZES: sizes, UCG_BENCH_ERRORS: errors, UCG_BENCH_PROGRESS: progress, UCG_BENCH_SCALE: String(scale), UCG_BENCH_PHASES_ONLY: phasesOnly ? "1" : undefined },
+    env: { UCG_BENCH_SIZES: sizes, UCG_BENCH_ERRORS: errors, UCG_BENCH_PROGRESS: progress, UCG_BENCH_SCALE: String(scale), UCG_BENCH_PHASES_ONLY: phasesOnly ? "1" : undefined, UCG_BENCH_ALLREDUCE_PLANS: allreducePlans || undefined },
     timeoutMs: 900_000,
     onLine: (rank, _s, l) => lines.push(`[${rank}] ${l}`),
   });

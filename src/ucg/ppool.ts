@@ -28,6 +28,8 @@ import { ringAllreducePlan } from "./plans/ring/ring_allreduce_plan.ts";
 import { sraAllreducePlan } from "./plans/sra/sra_allreduce_plan.ts";
 import { sraKnomialAllreducePlan } from "./plans/sra/sra_knomial_allreduce_plan.ts";
 import { SRA_CONFIG } from "./plans/sra/sra.ts";
+import { swAllreducePlan } from "./plans/sliding_window/sw_allreduce_plan.ts";
+import { SW_CONFIG } from "./plans/sliding_window/sliding_window.ts";
 import { ringAllgatherPlan } from "./plans/ring/ring_allgather_plan.ts";
 import { ringReduceScatterPlan } from "./plans/ring/ring_reduce_scatter_plan.ts";
 import { pairwiseAlltoallPlan } from "./plans/pairwise/pairwise_alltoall_plan.ts";
@@ -38,7 +40,7 @@ export const PLAN_TEMPLATES: readonly PlanTemplate[] = [
   rdBarrierPlan, knBarrierPlan,
   knBcastPlan, dbtBcastPlan,
   knReducePlan, dbtReducePlan,
-  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan, sraKnomialAllreducePlan,
+  rdAllreducePlan, ringAllreducePlan, sraAllreducePlan, sraKnomialAllreducePlan, swAllreducePlan,
   rdAllgatherPlan, ringAllgatherPlan,
   knGatherPlan,
   knScatterPlan,
@@ -60,6 +62,11 @@ export const SELECTION_CONFIG: ConfigTable = {
     BCAST_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "bcast data above this many bytes takes the double binary tree (from 3 members; default: never)" },
     REDUCE_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "reduce vectors above this many bytes take the double binary tree (from 3 members, commutative ops; default: never)" },
     ALLTOALL_BRUCK_BYTES: { default: 256, min: 0, doc: "alltoall blocks up to this many bytes take Bruck (from 3 members)" },
+    // The sliding window beat the tree's pick (ring at 2 ranks, SRA at 4) in 5 of 8 points at
+    // 1 and 4 MiB over two runs and lost the other 3, within this 2-core VM's noise
+    // (bench:ucg --allreduce-plans, 2026-11-26; docs/collectives.md has the table), so it is
+    // opt-in: by this threshold, by UCX_TS_ALLREDUCE_PLAN=4 or spec.plan.
+    ALLREDUCE_SW_BYTES: { default: 2 ** 40, min: 0, doc: "allreduce vectors above this many bytes take the sliding window (any op; default: never)" },
   },
 };
 
@@ -70,7 +77,7 @@ export const PLAN_LIST_CONFIG: ConfigTable = {
   fields: Object.fromEntries(COLLECTIVES.map((c) => [`${c.toUpperCase()}_PLAN`, { default: "", doc: `plan ids ${c} may use, comma-separated (default: all)` }])),
 };
 
-export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG, SRA_CONFIG];
+export const PLAN_CONFIG_TABLES: readonly ConfigTable[] = [PLAN_LIST_CONFIG, SELECTION_CONFIG, KNOMIAL_CONFIG, DBT_CONFIG, SRA_CONFIG, SW_CONFIG];
 
 // --- the decision tree --------------------------------------------------------------------
 
@@ -97,14 +104,19 @@ export const DECISION_TREES: Readonly<Record<CollType, DecisionTree>> = {
     ask({ kind: "commutative" }, ask({ kind: "bytes_at_most", threshold: "REDUCE_DBT_BYTES" }, leaf(0), leaf(1)), leaf(0)),
   ),
   allreduce: ask(
-    { kind: "commutative" },
+    { kind: "bytes_at_most", threshold: "ALLREDUCE_SW_BYTES" },
     ask(
-      { kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" },
+      { kind: "commutative" },
+      ask(
+        { kind: "bytes_at_most", threshold: "ALLREDUCE_RING_BYTES" },
+        leaf(0),
+        // Large: the ring's n - 1 steps against SRA's 2 log2 n; SRA when no fold is needed.
+        ask({ kind: "count_at_least_members" }, ask({ kind: "members_power_of_two" }, ask({ kind: "members_at_most", value: 2 }, leaf(1), leaf(2)), leaf(1)), leaf(0)),
+      ),
       leaf(0),
-      // Large: the ring's n - 1 steps against SRA's 2 log2 n; SRA when no fold is needed.
-      ask({ kind: "count_at_least_members" }, ask({ kind: "members_power_of_two" }, ask({ kind: "members_at_most", value: 2 }, leaf(1), leaf(2)), leaf(1)), leaf(0)),
     ),
-    leaf(0),
+    // Very large, any op (rank order kept for a non-commutative one): the sliding window.
+    leaf(4),
   ),
   allgather: ask({ kind: "bytes_at_most", threshold: "ALLGATHER_RING_BYTES" }, leaf(0), leaf(1)),
   gather: leaf(0),

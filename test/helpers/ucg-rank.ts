@@ -92,6 +92,9 @@ function sampleCases(size: number, big: boolean): Case[] {
     { coll: "bcast", dtype: "uint8", op: "sum", count: mib, root: 0, seed },
     { coll: "allgather", dtype: "int32", op: "sum", count: Math.floor(mib / 4 / size), root: 0, seed },
     { coll: "alltoall", dtype: "uint16", op: "sum", count: Math.floor(mib / 2 / size), root: 0, seed },
+    // The sliding window over ~264 KB: several rounds of 24000-byte chunks (collectives.test.ts),
+    // an odd count, so blocks and their last chunks are uneven.
+    { coll: "allreduce", dtype: "float64", op: "sum", count: mib / 32 + 1001, root: 0, seed, plan: 4 },
   );
   // The non-commutative user op, in rank order, root not 0 for reduce.
   for (const coll of REDUCING) cases.push(...withPlans({ coll, dtype: "int32", op: "affine", count: 20, root: size - 1, seed: seed + 5 }));
@@ -143,19 +146,23 @@ async function concurrentGroups(ctx: UcgContext): Promise<void> {
 }
 
 async function persistent(world: Group): Promise<void> {
-  const send = new Float64Array(64);
-  const recv = new Float64Array(64);
-  const request = world.init("allreduce", { send, recv, op: "sum" });
-  const built = world.planStats.built;
-  for (let k = 0; k < 100; k++) {
-    send.fill(k * 1000 + world.rank);
-    const out = await request.start();
-    if (out !== recv) fail("a persistent request must fill its own receive buffer");
-    const want = world.size * k * 1000 + (world.size * (world.size - 1)) / 2;
-    if (recv[0] !== want || recv[63] !== want) fail(`persistent allreduce start ${k}: got ${recv[0]}, expected ${want}`);
-    checks++;
+  // The tree's plan and the sliding window (plan 4), each started 100 times.
+  for (const plan of [undefined, 4]) {
+    const count = 64;
+    const send = new Float64Array(count);
+    const recv = new Float64Array(count);
+    const request = world.init("allreduce", { send, recv, op: "sum", plan });
+    const built = world.planStats.built;
+    for (let k = 0; k < 100; k++) {
+      send.fill(k * 1000 + world.rank);
+      const out = await request.start();
+      if (out !== recv) fail("a persistent request must fill its own receive buffer");
+      const want = world.size * k * 1000 + (world.size * (world.size - 1)) / 2;
+      if (recv[0] !== want || recv[count - 1] !== want) fail(`persistent allreduce (${request.plan.name}) start ${k}: got ${recv[0]}, expected ${want}`);
+      checks++;
+    }
+    if (world.planStats.built !== built) fail("starting a persistent request must not plan again");
   }
-  if (world.planStats.built !== built) fail("starting a persistent request must not plan again");
   // Plan reuse: a second identical non-persistent call builds nothing.
   await world.allreduce(new Int16Array(33), "max");
   const before = world.planStats.built;
@@ -176,7 +183,9 @@ try {
     }
     const t0 = Date.now();
     try {
-      await world.allreduce(new Float64Array(1000).fill(1), "sum", { timeoutMs: 60_000 });
+      // UCX_TS_UCG_DIE_PLAN: the allreduce plan to die in (collectives.test.ts varies it), else the tree's.
+      const plan = process.env.UCX_TS_UCG_DIE_PLAN ? Number(process.env.UCX_TS_UCG_DIE_PLAN) : undefined;
+      await world.init("allreduce", { send: new Float64Array(1000).fill(1), op: "sum", plan }).start({ timeoutMs: 60_000 });
       fail("the allreduce resolved although a member had died");
     } catch (e) {
       if (!(e instanceof UcxError)) fail(`rejected with ${String(e)}, not a UcxError`);

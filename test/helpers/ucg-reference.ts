@@ -86,13 +86,18 @@ export function at(a: CollectiveArray, i: number, dtype: DatatypeName): bigint |
   return INT_BITS[dtype] ? BigInt(v) : Number(v);
 }
 
-/** The non-commutative test op: affine maps x -> a x + b as (a, b) pairs, composed left then right, mod 2^32. */
+/**
+ * The non-commutative test op, element by element as ops are (op.ts: out[i] = left[i] op right[i],
+ * so a plan may cut the vector anywhere): each int32 packs an affine map x -> a x + b mod 2^16
+ * (a, odd, in the high 16 bits, b in the low 16), and combining composes left then right.
+ * Associative, not commutative, so a result in any order but rank order differs.
+ */
+function affineElement(l: number, r: number): number {
+  const a1 = l >>> 16, b1 = l & 0xffff, a2 = r >>> 16, b2 = r & 0xffff;
+  return ((Math.imul(a2, a1) & 0xffff) << 16) | ((Math.imul(a2, b1) + b2) & 0xffff);
+}
 export function affineCompose(left: ArrayLike<number>, right: ArrayLike<number>, out: { [i: number]: number; length: number }): void {
-  for (let i = 0; i + 1 < out.length; i += 2) {
-    const a1 = left[i]!, b1 = left[i + 1]!, a2 = right[i]!, b2 = right[i + 1]!;
-    out[i] = Math.imul(a2, a1);
-    out[i + 1] = (Math.imul(a2, b1) + b2) | 0;
-  }
+  for (let i = 0; i < out.length; i++) out[i] = affineElement(left[i]!, right[i]!);
 }
 
 // --- cases: the inputs and the expected result of one collective call ---------------------
@@ -102,7 +107,7 @@ import { DATATYPES, defineOp, type CollType, type OpLike } from "../../src/ucg/i
 export interface Case {
   readonly coll: CollType;
   readonly dtype: DatatypeName;
-  /** A predefined op's name, or "affine" (the non-commutative user op; int32, even counts). */
+  /** A predefined op's name, or "affine" (the non-commutative user op; int32). */
   readonly op: string;
   /** Elements per block, as the collective counts them (src/ucg/request.ts normalize). */
   readonly count: number;
@@ -119,7 +124,7 @@ export function opOf(c: Case): OpLike {
 
 function data(c: Case, rank: number, n: number): CollectiveArray {
   const a = DATATYPES[c.dtype].create(n);
-  if (c.op === "affine") fill(a, (i) => (i % 2 === 0 ? 1 + 2 * ((rank + i + c.seed) % 5) : (rank * 131 + i * 7 + c.seed) % 1000));
+  if (c.op === "affine") fill(a, (i) => (((1 + 2 * ((rank + i + c.seed) % 5)) << 16) | ((rank * 131 + i * 7 + c.seed) % 1000)));
   else fill(a, (i) => value(c.seed, rank, i, c.dtype, c.op));
   return a;
 }
@@ -137,7 +142,7 @@ export function sendOf(c: Case, size: number, rank: number): CollectiveArray | u
 }
 
 function fold(c: Case, size: number, index: (rank: number) => [CollectiveArray, number]): bigint | number {
-  if (c.op === "affine") throw new Error("affine folds pairwise");
+  if (c.op === "affine") throw new Error("affine folds whole vectors (reduceVector)");
   let acc: bigint | number | undefined;
   for (let r = 0; r < size; r++) {
     const [a, i] = index(r);
@@ -151,14 +156,10 @@ function reduceVector(c: Case, size: number, offset: number, n: number): Collect
   const out = DATATYPES[c.dtype].create(n);
   const inputs = Array.from({ length: size }, (_, r) => sendOf(c, size, r)!);
   if (c.op === "affine") {
-    for (let i = 0; i + 1 < n; i += 2) {
-      let a = 1n, b = 0n;
-      for (let r = 0; r < size; r++) {
-        const a2 = BigInt(inputs[r]![offset + i]!), b2 = BigInt(inputs[r]![offset + i + 1]!);
-        [a, b] = [BigInt.asIntN(32, a2 * a), BigInt.asIntN(32, a2 * b + b2)];
-      }
-      out[i] = Number(a);
-      out[i + 1] = Number(b);
+    for (let i = 0; i < n; i++) {
+      let acc = inputs[0]![offset + i] as number;
+      for (let r = 1; r < size; r++) acc = affineElement(acc, inputs[r]![offset + i] as number);
+      out[i] = acc;
     }
     return out;
   }

@@ -32,13 +32,14 @@ class Mailboxes {
   }
 }
 
-/** Runs `template` for case `c` on `size` simulated members; returns a problem or undefined. */
-export async function simulate(template: PlanTemplate, c: Case, size: number, tunables: Record<string, number>): Promise<string | undefined> {
+/** Runs `template` for case `c` on `size` simulated members (`inPlace`: receive buffer = send buffer); returns a problem or undefined. */
+export async function simulate(template: PlanTemplate, c: Case, size: number, tunables: Record<string, number>, options: { inPlace?: boolean } = {}): Promise<string | undefined> {
   const boxes = new Mailboxes();
   const results: (CollectiveArray | undefined)[] = [];
   const runs = Array.from({ length: size }, async (_, rank) => {
     const send = sendOf(c, size, rank);
-    const spec = c.coll === "bcast" ? { recv: send } : c.coll === "scatter" ? { send, recv: undefined as never } : { send };
+    // In place (allreduce): the result lands in the send buffer itself.
+    const spec = c.coll === "bcast" ? { recv: send } : c.coll === "scatter" ? { send, recv: undefined as never } : options.inPlace ? { send, recv: send } : { send };
     const scatterRecv = c.coll === "scatter" ? (await import("../../src/ucg/index.ts")).DATATYPES[c.dtype].create(c.count) : undefined;
     const n = normalize(c.coll, { ...spec, recv: scatterRecv ?? (spec as { recv?: CollectiveArray }).recv, op: opOf(c), root: c.root }, rank, size);
     const constant = template.build({ rank, size, count: n.count, root: n.root, commutative: n.op?.commutative ?? true, elementSize: n.datatype.size }, tunables);

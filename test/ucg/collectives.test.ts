@@ -3,7 +3,8 @@
  * ranks of test/helpers/ucg-rank.ts under this test's runtime; they bootstrap through rank 0's
  * listener, run a seeded sample of every collective (each plan, every datatype family, 0
  * elements and ~1 MiB, a non-commutative user op, two subgroups at once with the world, a
- * persistent request started 100 times) and check every result against the sequential
+ * persistent request started 100 times, the sliding-window allreduce with a small window and
+ * chunk) and check every result against the sequential
  * reference. Hybrid progress (the context's default) sleeps when idle, so 8 processes share 2
  * cores. The full matrix is `npm run test:full` (UCX_TS_UCG_FULL=1).
  */
@@ -22,13 +23,17 @@ const full = process.env.UCX_TS_UCG_FULL === "1";
 const SIZES = full ? [1, 2, 3, 4, 5, 7, 8] : runtime === "node" ? [8] : [4];
 const seed = Number(process.env.UCX_TS_UCG_SEED ?? 20261125);
 
-async function ranks(n: number, mode: string, timeoutMs: number): Promise<{ code: number; lines: string[][] }> {
+// The sliding-window allreduce (plan 4) with a window of 2 and 24000-byte chunks: at 3 members
+// and more its window slides, and ~1 MiB vectors take several rounds with a short last chunk.
+const SW_ENV = { UCX_TS_SW_WINDOW: "2", UCX_TS_SW_CHUNK_BYTES: "24000" };
+
+async function ranks(n: number, mode: string, timeoutMs: number, env: Record<string, string> = {}): Promise<{ code: number; lines: string[][] }> {
   const lines: string[][] = Array.from({ length: n }, () => []);
   const r = await launch({
     n,
     script: "test/helpers/ucg-rank.ts",
     cwd: repoRoot,
-    env: { UCX_TS_UCG_TEST: mode, UCX_TS_UCG_SEED: String(seed) },
+    env: { UCX_TS_UCG_TEST: mode, UCX_TS_UCG_SEED: String(seed), ...SW_ENV, ...env },
     timeoutMs,
     onLine: (rank, _stream, line) => lines[rank]!.push(line),
   });
@@ -44,9 +49,12 @@ for (const n of SIZES) {
   });
 }
 
-test("a process that dies makes the others' pending allreduce reject with a UCS error, not hang, and the group stays broken", async () => {
+// Which allreduce the death interrupts: the tree's under Node, the sliding window (every member
+// talks to every other in its first step) under Deno and Bun; test:full runs both everywhere.
+const DIE_PLANS: (number | undefined)[] = full ? [undefined, 4] : runtime === "node" ? [undefined] : [4];
+for (const plan of DIE_PLANS) test(`a process that dies makes the others' pending allreduce (${plan === undefined ? "the tree's plan" : `plan ${plan}`}) reject with a UCS error, not hang, and the group stays broken`, async () => {
   const n = 3;
-  const { code, lines } = await ranks(n, "die", 90_000);
+  const { code, lines } = await ranks(n, "die", 90_000, plan === undefined ? {} : { UCX_TS_UCG_DIE_PLAN: String(plan) });
   const report = lines.map((l, r) => `rank ${r}: ${l.join(" | ")}`).join("\n");
   assert.is(code, 0, report);
   for (let r = 0; r < n - 1; r++) {

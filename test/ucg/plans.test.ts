@@ -1,5 +1,5 @@
 /**
- * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes; SRA radix 2, 4, 8), simulated in one
+ * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes; SRA radix 2, 4, 8; sliding-window windows and chunks), simulated in one
  * process (helpers/ucg-simulation.ts), against the sequential reference: roots at 0, the middle
  * and the last rank, counts 0, 1, below and above the member count, a non-commutative user op
  * in the plans that take one.
@@ -20,6 +20,8 @@ for (const template of PLAN_TEMPLATES) {
       template.configTable === "knomial" ? [{ RADIX: 2 }, { RADIX: 3 }, { RADIX: 4 }]
       : template.configTable === "dbt" ? [{ SEGMENT_BYTES: 4 }, { SEGMENT_BYTES: 12 }, { SEGMENT_BYTES: 65536 }]
       : template.configTable === "sra" ? [{ RADIX: 2 }, { RADIX: 4 }, { RADIX: 8 }]
+      // Sliding window: a window of 2 sliding over chunks of 1 element (many rounds, short blocks), and all at once in one 64 KiB chunk.
+      : template.configTable === "sliding_window" ? [{ WINDOW: 2, CHUNK_BYTES: 4 }, { WINDOW: 0, CHUNK_BYTES: 65536 }]
       : [{}];
     let checked = 0;
     for (let size = 1; size <= 9; size++) {
