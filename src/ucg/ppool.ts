@@ -62,8 +62,8 @@ export const SELECTION_CONFIG: ConfigTable = {
     BCAST_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "bcast data above this many bytes takes the double binary tree (from 3 members; default: never)" },
     REDUCE_DBT_BYTES: { default: 2 ** 40, min: 0, doc: "reduce vectors above this many bytes take the double binary tree (from 3 members, commutative ops; default: never)" },
     ALLTOALL_BRUCK_BYTES: { default: 256, min: 0, doc: "alltoall blocks up to this many bytes take Bruck (from 3 members)" },
-    // The sliding window beat the tree's pick (ring at 2 ranks, SRA at 4) in 5 of 8 points at
-    // 1 and 4 MiB over two runs and lost the other 3, within this 2-core VM's noise
+    // The sliding window beat the tree's pick (ring at 2 ranks, SRA at 4) in 6 of 12 points at
+    // 1 and 4 MiB over three runs and lost the other 6, within this 2-core VM's noise
     // (bench:ucg --allreduce-plans, 2026-11-26; docs/collectives.md has the table), so it is
     // opt-in: by this threshold, by UCX_TS_ALLREDUCE_PLAN=4 or spec.plan.
     ALLREDUCE_SW_BYTES: { default: 2 ** 40, min: 0, doc: "allreduce vectors above this many bytes take the sliding window (any op; default: never)" },

@@ -24,7 +24,7 @@ const SIZES = full ? [1, 2, 3, 4, 5, 7, 8] : runtime === "node" ? [8] : [4];
 const seed = Number(process.env.UCX_TS_UCG_SEED ?? 20261125);
 
 // The sliding-window allreduce (plan 4) with a window of 2 and 24000-byte chunks: at 3 members
-// and more its window slides, and ~1 MiB vectors take several rounds with a short last chunk.
+// and more its window slides, and the sample's ~264 KB plan-4 case takes several rounds with a short last chunk.
 const SW_ENV = { UCX_TS_SW_WINDOW: "2", UCX_TS_SW_CHUNK_BYTES: "24000" };
 
 async function ranks(n: number, mode: string, timeoutMs: number, env: Record<string, string> = {}): Promise<{ code: number; lines: string[][] }> {
