@@ -83,6 +83,12 @@ export interface Engine {
    * completion record; undefined if there is none. Each payload is taken once.
    */
   takePayload(id: number): Payload | undefined;
+  /**
+   * The application is done with an active message's memory (`AmMessage.release()`): move it
+   * (transfer, detaching every view of it here) to the executor, which reuses it for later
+   * messages instead of allocating (am-buffer-pool.ts).
+   */
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void;
 }
 
 export interface EngineOptions {

@@ -71,6 +71,10 @@ export class HybridEngine implements Engine {
     return this.inner.takePayload(id);
   }
 
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void {
+    this.inner.reuseActiveMessageBuffer(buffer);
+  }
+
   setActive(active: boolean): void {
     this.active = active;
     if (active) {
