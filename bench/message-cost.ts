@@ -5,17 +5,19 @@
  *   send/recv   one `ep.send` and one `worker.recv` per message (a Promise and a record each)
  *   sendMany    one `ep.sendMany` and one `worker.recvMany` per window
  *   am          one `ep.amSend` per message, taken with one `ep.amRecv` each (UCXX's format)
+ *   am+release  the same, each message given back once read (AmMessage.release: its memory is
+ *               reused for later ones, from 8 KiB up)
  * Prints CPU us per message (both workers together: in thread mode that includes the progress
  * threads' spinning) and messages per second of wall time. BENCH_ONLY=sendMany runs one way
  * (for a profile: `node --cpu-prof --import tsx bench/message-cost.ts`).
- *   node --import tsx bench/message-cost.ts [mode=polling] [window=256] [windows=400]
+ *   node --import tsx bench/message-cost.ts [mode=polling] [window=256] [windows=400] [size=8]
  */
 import { Worker, type ProgressMode } from "../src/index.ts";
 
 const mode = (process.argv[2] ?? "polling") as ProgressMode;
 const window = Number(process.argv[3] ?? 256);
 const windows = Number(process.argv[4] ?? 400);
-const SIZE = 8;
+const SIZE = Number(process.argv[5] ?? 8);
 
 const a = await Worker.create({ progressMode: mode, errorHandling: "none" });
 const b = await Worker.create({ progressMode: mode, errorHandling: "none" });
@@ -40,10 +42,11 @@ async function measure(name: string, oneWindow: () => Promise<unknown>): Promise
   );
 }
 
-console.log(`${mode}, window ${window}, ${windows} windows of 8 B messages, two workers in one process`);
+console.log(`${mode}, window ${window}, ${windows} windows of ${SIZE} B messages, two workers in one process`);
 await measure("send/recv", () => both(Promise.all([...into.map((x) => ba.recv(x, 1)), ...frames.map((f) => ab.send(f, 1))])));
 await measure("sendMany", () => both(Promise.all([ba.recvMany(into, 2), ab.sendMany(frames, 2)])));
 await measure("am", () => both(Promise.all([...frames.map(() => ba.amRecv()), ...frames.map((f) => ab.amSend(f))])));
+await measure("am+release", () => both(Promise.all([...frames.map(() => ba.amRecv().then((m) => m.release())), ...frames.map((f) => ab.amSend(f))])));
 await a.settled(ab.close()).catch(() => {});
 await a.close();
 await b.close();

@@ -39,7 +39,8 @@ if (role === "server") {
       }
     } else if (tag === 8) {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
-      for (let i = 0; i < count; i++) await wait(ep.amRecv());
+      // Each message given back once read (AmMessage.release): later ones reuse its memory.
+      for (let i = 0; i < count; i++) (await wait(ep.amRecv())).release();
       await wait(ep.send(ack, 5));
     }
   }

@@ -6,6 +6,8 @@
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
 //                          [--errors none,peer] [--quick] [--dist] [--rtt8]
 //   --rtt8: only 10,000 8 B round trips (median, p99, p99.9), nothing else
+//   --plan '<json>': this plan instead ({"latency":[[size,n]],"bandwidth":[[size,window,rounds]],
+//     "am":[[size,window,rounds]]}, lists may be empty), e.g. one mode question in one short run
 //   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
 //     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
@@ -24,7 +26,9 @@ if (flag("profile")) {
   process.exit(0);
 }
 // --rtt8: only the 8 B round trip, 10,000 times (the tail: p99 and p99.9 beside the median).
-const plan = flag("rtt8")
+const plan = opt("plan", undefined)
+  ? { latency: [], bandwidth: [], am: [], ...JSON.parse(process.argv[process.argv.indexOf("--plan") + 1]) }
+  : flag("rtt8")
   ? { latency: [[8, 10000]], bandwidth: [], am: [] }
   : {
       latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
@@ -110,7 +114,7 @@ async function idleCpu(runtime, mode) {
   return JSON.parse(out.trim().split("\n").pop()).cpuPercent;
 }
 const idle = {};
-for (const runtime of flag("rtt8") ? [] : runtimes)
+for (const runtime of flag("rtt8") || opt("plan", undefined) ? [] : runtimes)
   for (const mode of ["thread", "hybrid"].filter((m) => modes.includes(m)))
     (idle[runtime] ??= {})[mode] = await idleCpu(runtime, mode).catch((e) => `failed: ${e.message}`);
 

@@ -63,13 +63,23 @@ for (const mode of MODES) {
         assert.ok(samePattern(m.data, k), `${size} bytes`);
         assert.equal(m.header, u8(k, 7));
         assert.is(m.memoryType, 0);
+        // Given back: detached here at once (never a view of memory reused for later messages).
+        m.release();
+        assert.is(m.data.length, size >= 8192 ? 0 : size);
+        m.release();
       }
-      // Sent before anyone waits: queued on the endpoint, read in order (eager and rendezvous mixed).
+      // Sent before anyone waits: queued on the endpoint, read in order (eager and rendezvous
+      // mixed), each released once checked: the large ones land in reused memory, intact.
       await p.run(Promise.all(Array.from({ length: 50 }, (_, i) => p.ab.amSend(pattern(i % 5 === 0 ? 100_000 : i, i)))));
       await p.run(p.ab.flush());
       for (let i = 0; i < 50; i++) {
         const m = await p.run(ba.amRecv());
         assert.ok(m.data.length === (i % 5 === 0 ? 100_000 : i) && samePattern(m.data, i), `queued message ${i}`);
+        m.release();
+      }
+      for (const k of [0, 1]) {
+        const [m] = await p.run(Promise.all([ba.amRecv(), p.ab.amSend(pattern(70_000, k))]));
+        assert.ok(m.data.length === 70_000 && samePattern(m.data, k), `70,000 B into reused memory (${k})`);
       }
       // worker.amRecv() takes from any endpoint.
       const [any] = await p.run(Promise.all([p.b.amRecv(), p.ab.amSend(u8(42))]));

@@ -5,6 +5,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { SpinPolicy } from "../../src/core/engine/spin-policy.ts";
+import { HybridSpinPolicy } from "../../src/core/engine/hybrid-spin-policy.ts";
 
 const test = suite("core/spin policy");
 
@@ -55,6 +56,22 @@ test("a chosen budget is always used, whatever the outcomes; 0 never spins", () 
   const none = new SpinPolicy(0, true);
   assert.is(none.next(), 0);
   assert.not.ok(none.spinning);
+});
+
+test("hybrid: the spin grows to cover short gaps between events (with a margin, up to the bound), and falls back after a long one", () => {
+  const p = new HybridSpinPolicy(0.1, 1);
+  assert.is(p.spinMs, 0.1);
+  p.eventAfter(0.05); // within the base budget: stays
+  assert.is(p.spinMs, 0.1);
+  p.eventAfter(0.3); // a reply 300 us after the request: the next spins cover it
+  assert.is(p.spinMs, 0.3 * 1.5);
+  p.eventAfter(0.9);
+  assert.is(p.spinMs, 1);
+  p.eventAfter(5); // idleness: back to the base
+  assert.is(p.spinMs, 0.1);
+  const fixed = new HybridSpinPolicy(0.1, 0.1); // a budget the user chose: never learnt
+  fixed.eventAfter(0.3);
+  assert.is(fixed.spinMs, 0.1);
 });
 
 test.run();

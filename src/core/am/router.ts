@@ -14,6 +14,7 @@ import { cudaAvailability } from "../cuda/runtime.ts";
 import { deviceCopyOf } from "../cuda/transfers.ts";
 import { AmHeaderError, decodeAmHeader } from "./header.ts";
 import { AmInbox, type AmMessage, type AmQueueLimits } from "./inbox.ts";
+import { AM_POOL_MIN_BYTES } from "../engine/am-buffer-pool.ts";
 
 /** A handler for active messages: runs on the application thread. */
 export type AmHandler = (message: AmMessage, endpoint: Endpoint | undefined) => void;
@@ -29,7 +30,11 @@ export class AmRouter {
   private readonly handlers = new Map<string, AmHandler>();
   private arrivals = 0;
 
-  constructor(private readonly limits: Required<AmQueueLimits>) {}
+  constructor(
+    private readonly limits: Required<AmQueueLimits>,
+    /** `AmMessage.release()`: the engine takes the memory back for later messages. */
+    private readonly reuse: (buffer: ArrayBuffer) => void,
+  ) {}
 
   static callbackKey(owner: string, id: number | bigint): string {
     return `${owner}\0${BigInt.asUintN(64, BigInt(id))}`;
@@ -88,12 +93,14 @@ export class AmRouter {
     // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
     const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
     const seq = this.arrivals++;
-    const data = new Uint8Array(payload?.buffers?.[0] ?? new ArrayBuffer(0));
+    const buffer = payload?.buffers?.[0] ?? new ArrayBuffer(0);
+    const data = new Uint8Array(buffer, 0, payload?.length ?? buffer.byteLength);
+    const release = this.releaser(buffer);
     const raw = payload?.header ?? new Uint8Array(0);
     if (status !== UCS_OK) return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), seq);
     if (amId !== 0) {
       const handler = this.handlers.get(AmRouter.rawKey(amId));
-      if (handler) run(handler, { data, header: raw, memoryType: 0 }, endpoint);
+      if (handler) run(handler, { data, header: raw, memoryType: 0, release }, endpoint);
       return; // no handler any more: dropped, as UCX itself does for an id nobody handles
     }
     let header;
@@ -116,7 +123,9 @@ export class AmRouter {
     } catch (e) {
       return inbox.putError(e instanceof UcxError ? e : new UcxError("UCX_TS_CUDA_ERROR", `amRecv: ${(e as Error).message}`), seq);
     }
-    const base = { data: device ? new Uint8Array(0) : data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback };
+    // Device data was copied to the GPU: its host memory is free to reuse at once.
+    if (device) release();
+    const base = { data: device ? new Uint8Array(0) : data, header: header.userHeader, memoryType: header.memoryType, callback: header.callback, release };
     const message: AmMessage = device ? { ...base, device } : base;
     if (header.callback) {
       const handler = this.handlers.get(AmRouter.callbackKey(header.callback.owner, header.callback.id));
@@ -125,12 +134,29 @@ export class AmRouter {
     inbox.put(message, seq);
   }
 
+  /**
+   * A message's `release()`: the first call hands `buffer` to the engine (which detaches it
+   * here), later ones do nothing; memory too small to be worth reusing is left to the collector.
+   */
+  private releaser(buffer: ArrayBuffer): () => void {
+    if (buffer.byteLength < AM_POOL_MIN_BYTES) return noRelease;
+    let released = false;
+    return () => {
+      // Already moved (released, or transferred by the application itself): nothing to give.
+      if (released || buffer.byteLength === 0) return;
+      released = true;
+      this.reuse(buffer);
+    };
+  }
+
   /** The worker is closed: every waiting receive rejects with `error`; handlers are dropped. */
   closeAll(error: UcxError): void {
     for (const inbox of [...this.inboxes.values(), this.anyInbox]) inbox.close(error);
     this.handlers.clear();
   }
 }
+
+function noRelease(): void {}
 
 function run(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
   callUserCallback(handler, message, endpoint);

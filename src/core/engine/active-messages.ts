@@ -2,13 +2,15 @@
  * Active messages on the executor's thread: UCX's AM handler (id 0 for UCXX's messages, other
  * ids on request), sends, and delivery. Eager data is valid only inside UCX's callback, so it is
  * copied there; rendezvous data is fetched with ucp_am_recv_data_nbx right after progress
- * (returning UCS_INPROGRESS keeps UCX's descriptor) into memory allocated here. Both reach the
- * application as a payload with a completion record, in UCX's arrival order per (endpoint,
- * AM id): a rendezvous message is ready only once fetched, and the ones behind it wait.
+ * (returning UCS_INPROGRESS keeps UCX's descriptor) into memory allocated here, or reused from
+ * what the application released (am-buffer-pool.ts). Both reach the application as a payload
+ * with a completion record, in UCX's arrival order per (endpoint, AM id): a rendezvous message
+ * is ready only once fetched, and the ones behind it wait.
  */
 import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer } from "../../ffi/index.ts";
 import { CompletionKind } from "./records.ts";
 import type { OpHost } from "./op-host.ts";
+import { AM_POOL_MIN_BYTES, AmBufferPool } from "./am-buffer-pool.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -21,6 +23,8 @@ interface AmSlot {
   readonly endpoint: number;
   readonly header: Uint8Array;
   buffer: ArrayBuffer | undefined;
+  /** The message's length (its buffer, reused, may be larger). */
+  length: number;
   status: number;
   ready: boolean;
 }
@@ -47,8 +51,14 @@ export class ActiveMessages {
   private readonly staging = new Uint8Array(STAGING_BYTES);
   private readonly stagingAddress: number;
   private readonly stagingWords = new Uint32Array(this.staging.buffer, 0, 4);
+  /** Memory the application released, reused for large messages (no allocation, no zero-fill). */
+  readonly pool = new AmBufferPool();
 
-  constructor(private readonly h: OpHost) {
+  constructor(
+    private readonly h: OpHost,
+    /** Thread mode: memory released on the application thread, not yet taken into the pool here. */
+    private readonly released: () => ArrayBuffer | undefined = () => undefined,
+  ) {
     this.stagingAddress = h.u.addressOf(this.staging);
     this.callback = h.u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
       this.onActiveMessage(arg, header, headerLength, data, length, param),
@@ -90,7 +100,7 @@ export class ActiveMessages {
     const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? w[2]! + w[3]! * 0x100000000 : 0;
     const endpoint = this.h.endpointIdOf(reply);
     const headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
-    const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, status: UCS_OK, ready: false };
+    const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, length, status: UCS_OK, ready: false };
     const key = orderKey(endpoint, amId);
     const order = this.amOrder.get(key);
     if (order) order.push(slot);
@@ -99,7 +109,7 @@ export class ActiveMessages {
       this.pending.push({ desc: data, length, slot });
       return UCS_INPROGRESS;
     }
-    this.amReady(slot, length > 0 ? (this.copyOut(data, length).buffer as ArrayBuffer) : new ArrayBuffer(0), UCS_OK);
+    this.amReady(slot, length > 0 ? this.copyData(data, length) : new ArrayBuffer(0), UCS_OK);
     return UCS_OK;
   }
 
@@ -110,16 +120,34 @@ export class ActiveMessages {
     return this.staging.slice(0, length);
   }
 
+  /** Eager data: into released memory when there is some (one memcpy), else a copy of its own. */
+  private copyData(address: Pointer, length: number): ArrayBuffer {
+    const reused = this.reusable(length);
+    if (!reused) return this.copyOut(address, length).buffer as ArrayBuffer;
+    this.h.u.memcpy(this.h.u.addressOf(new Uint8Array(reused, 0, length)), address, length);
+    return reused;
+  }
+
+  /** Released memory of at least `length` bytes, taking in what the application released since. */
+  private reusable(length: number): ArrayBuffer | undefined {
+    if (length < AM_POOL_MIN_BYTES) return undefined;
+    for (let b = this.released(); b; b = this.released()) this.pool.give(b);
+    return this.pool.take(length);
+  }
+
   fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
     let buffer: ArrayBuffer;
     try {
-      buffer = new ArrayBuffer(m.length);
+      buffer = this.reusable(m.length) ?? new ArrayBuffer(m.length);
     } catch {
       this.h.u.ucp_am_data_release(this.h.worker, m.desc);
       return this.amReady(m.slot, new ArrayBuffer(0), UCS_ERR_NO_MEMORY);
     }
     const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, this.h.u.addressOf(new Uint8Array(buffer)), m.length, this.h.params(0));
-    const finish = (status: number) => this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
+    const finish = (status: number) => {
+      if (status !== UCS_OK) this.pool.give(buffer); // UCX is done with it and nobody else saw it
+      this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
+    };
     if (r === 0) return finish(UCS_OK);
     if (ptrIsError(r)) return finish(r);
     this.h.queueRequest(m, { request: r, kind: "send", onDone: finish });
@@ -136,7 +164,8 @@ export class ActiveMessages {
       const s = order.shift()!;
       const id = this.nextEventId;
       this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
-      this.h.deliver({ id, buffers: [s.buffer!], header: s.header, amId: s.amId });
+      const buffer = s.buffer!;
+      this.h.deliver({ id, buffers: [buffer], header: s.header, amId: s.amId, ...(buffer.byteLength !== s.length && s.status === UCS_OK ? { length: s.length } : {}) });
       this.h.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
     }
     if (order.length === 0) this.amOrder.delete(key);
@@ -159,6 +188,7 @@ export class ActiveMessages {
 
   /** After the worker is destroyed: UCX can no longer call the handler. */
   close(): void {
+    this.pool.clear();
     this.callback.close();
   }
 }

@@ -83,6 +83,12 @@ export interface Engine {
    * completion record; undefined if there is none. Each payload is taken once.
    */
   takePayload(id: number): Payload | undefined;
+  /**
+   * The application is done with an active message's memory (`AmMessage.release()`): move it
+   * (transfer, detaching every view of it here) to the executor, which reuses it for later
+   * messages instead of allocating (am-buffer-pool.ts).
+   */
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void;
 }
 
 export interface EngineOptions {
@@ -92,7 +98,11 @@ export interface EngineOptions {
   readonly ringSize: number;
   /** Thread mode: microseconds the application thread spins for a completion before parking. */
   readonly spinMicroseconds: number;
-  /** Thread mode: use that spin only while it catches completions (the default budget; spin-policy.ts). */
+  /**
+   * Thread mode: use that spin only while it catches completions (the default budget;
+   * spin-policy.ts). Hybrid mode: let the spin grow to cover short gaps between events
+   * (hybrid-spin-policy.ts).
+   */
   readonly adaptiveSpin?: boolean;
   /** Thread mode: microseconds the progress thread stays busy-polling after its last work. */
   readonly threadSpinMicroseconds: number;

@@ -95,6 +95,8 @@ export class Executor {
     private readonly emit: (c: Completion) => void,
     /** Hands a multi-receive's buffers (or its error) to the application thread, before its completion. */
     private readonly deliver: (payload: Payload) => void,
+    /** Thread mode: the next active message's memory the application released, if any (not yet taken). */
+    released?: () => ArrayBuffer | undefined,
   ) {
     const u = (this.u = ucx());
     this.param = u.struct("ucp_request_param_t");
@@ -153,7 +155,7 @@ export class Executor {
     const pool = options.bouncePool;
     if (pool && pool.byteLength > 0) this.rma.register(BOUNCE_POOL_MEMORY, u.addressOf(new Uint8Array(pool)), pool.byteLength);
     this.shareMemory(BOUNCE_POOL_MEMORY);
-    if (options.features.includes("am")) this.am = new ActiveMessages(host);
+    if (options.features.includes("am")) this.am = new ActiveMessages(host, released);
     this.batches = new BatchOperations(host, this.tracker, this.tags);
     this.operations = operationTable({
       tags: this.tags,
@@ -167,6 +169,15 @@ export class Executor {
       shareMemory: (memory) => this.shareMemory(memory),
       done: (id, status, value) => this.done(id, status, value),
     });
+  }
+
+  /**
+   * An active message's memory the application released (its views are detached: it was
+   * transferred here): kept for later messages. Polling and hybrid modes; thread mode passes
+   * `released` instead, since the memory arrives on the thread's port.
+   */
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void {
+    this.am?.pool.give(buffer);
   }
 
   /** Requests in flight inside UCX. */

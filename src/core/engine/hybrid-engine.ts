@@ -17,10 +17,16 @@ import type { Payload } from "./payload.ts";
 import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
 import { turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
 
 const UCS_OK = 0;
 /** Longest stretch of spinning on microtasks before the event loop gets a turn. */
 const YIELD_MS = 0.05;
+/**
+ * The longest spin the driver learns (hybrid-spin-policy.ts): thread mode's takeover keeps
+ * driving UCX this long after its last completion too.
+ */
+const LEARNT_SPIN_MAX_MS = 1;
 
 export class HybridEngine implements Engine {
   readonly mode = "hybrid" as const;
@@ -32,11 +38,13 @@ export class HybridEngine implements Engine {
   private driving = false;
   private stopped = false;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
-  private readonly spinMs: number;
+  private readonly spin: HybridSpinPolicy;
 
   constructor(options: EngineOptions, onCompletion: CompletionHandler) {
     this.inner = new InlineEngine("polling", options, onCompletion);
-    this.spinMs = options.spinMicroseconds / 1000;
+    const base = options.spinMicroseconds / 1000;
+    // A budget the user chose is used as it is; the default one learns (hybrid-spin-policy.ts).
+    this.spin = new HybridSpinPolicy(base, options.adaptiveSpin ? Math.max(base, LEARNT_SPIN_MAX_MS) : base);
   }
 
   /** Start the watcher on UCX's event fd (the worker exists: the inner engine made it). */
@@ -69,6 +77,10 @@ export class HybridEngine implements Engine {
 
   takePayload(id: number): Payload | undefined {
     return this.inner.takePayload(id);
+  }
+
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void {
+    this.inner.reuseActiveMessageBuffer(buffer);
   }
 
   setActive(active: boolean): void {
@@ -123,7 +135,7 @@ export class HybridEngine implements Engine {
         }
         // Spin after any event, busy or not: a request just finished is often followed by the
         // next one (an echo server between a receive and its reply).
-        if (performance.now() - lastWork < this.spinMs) {
+        if (performance.now() - lastWork < this.spin.spinMs) {
           await undefined;
           continue;
         }
@@ -140,7 +152,10 @@ export class HybridEngine implements Engine {
           });
           this.unpark = undefined;
         }
-        lastWork = performance.now();
+        const now = performance.now();
+        // Woken by UCX's event (not by a submission of ours): how far it came after the last one.
+        if (Atomics.load(this.state, STATE.EVENT) !== seen) this.spin.eventAfter(now - lastWork);
+        lastWork = now;
       }
     } finally {
       this.driving = false;

@@ -44,6 +44,13 @@ export class InlineEngine implements Engine {
     return p;
   }
 
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void {
+    if (this.stopped) return;
+    // Same thread: structuredClone's transfer moves the memory to a new ArrayBuffer (no copy)
+    // and detaches the old one, so the application's views of it read nothing from now on.
+    this.executor.reuseActiveMessageBuffer(structuredClone(buffer, { transfer: [buffer] }));
+  }
+
   get backlog(): number {
     return this.writer.backlog;
   }

@@ -18,4 +18,6 @@ export interface Payload {
   /** Active messages: the UCX AM id and the header bytes as received. */
   readonly amId?: number;
   readonly header?: Uint8Array;
+  /** Active messages: the data's length, when its buffer (memory reused) is larger. */
+  readonly length?: number;
 }

@@ -38,7 +38,10 @@ interface ThreadData {
   options: EngineOptions;
   /** Present when delayed submission is off: submissions arrive one message at a time. */
   port?: MessagePort;
-  /** Multi-receive payloads go back here, their ArrayBuffers transferred (moved, not copied). */
+  /**
+   * Multi-receive payloads go back here, their ArrayBuffers transferred (moved, not copied); the
+   * active messages' memory the application released comes the other way.
+   */
   payloads: MessagePort;
   /** The process's spin slots (thread-spin-policy.ts). */
   spinSlots: SharedArrayBuffer;
@@ -64,6 +67,8 @@ async function run(): Promise<void> {
       data.options,
       (c) => writer.write(c),
       (p) => data.payloads.postMessage(p, p.buffers ?? []),
+      // Active messages' memory the application released comes back on the same port.
+      () => receiveMessageOnPort(data.payloads)?.message as ArrayBuffer | undefined,
     );
   } catch (e) {
     const err = e as UcxError;

@@ -218,6 +218,12 @@ export class ThreadedEngine implements Engine {
     return undefined;
   }
 
+  reuseActiveMessageBuffer(buffer: ArrayBuffer): void {
+    // Back on the payloads' port, transferred (this thread's views detach); the thread takes it
+    // when a message needs memory (active-messages.ts).
+    if (!this.stopped) this.payloadPort.postMessage(buffer, [buffer]);
+  }
+
   wait(): number {
     throw new UcxError("UCX_TS_INVALID_ARGUMENT", "wait() is for the blocking progress mode; in thread mode just await");
   }

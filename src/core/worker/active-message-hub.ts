@@ -24,7 +24,7 @@ export class ActiveMessageHub {
     private readonly settled: <T>(p: Promise<T>) => Promise<T>,
     private readonly features: () => readonly string[],
   ) {
-    this.router = new AmRouter(limits);
+    this.router = new AmRouter(limits, (buffer) => this.path.engine.reuseActiveMessageBuffer(buffer));
   }
 
   /** Something waits for a message or handles them: the worker must keep progressing. */

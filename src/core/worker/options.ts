@@ -34,7 +34,7 @@ export interface WorkerOptions {
   readonly config?: Readonly<Record<string, string | number | boolean>>;
   /** Slots in the submission ring (default 1024); a full ring queues submissions in order. */
   readonly ringSize?: number;
-  /** Thread mode: how long the application thread spins for a completion before parking (µs; default 20, under 4 cores used only while such spins catch completions; a value you set is always used); hybrid mode: how long it keeps progressing UCX after the last event (default 100 µs on fewer than 4 cores, 200 µs on more). */
+  /** Thread mode: how long the application thread spins for a completion before parking (µs; default 20, under 4 cores used only while such spins catch completions; a value you set is always used); hybrid mode: how long it keeps progressing UCX after the last event (default 100 µs on fewer than 4 cores, 200 µs on more, growing up to 1 ms while events come in shorter gaps than that; a value you set is used as it is). */
   readonly spinMicroseconds?: number;
   /** Thread mode: how long the progress thread busy-polls after its last work (µs; default 5 under 4 cores, 50 from 4). */
   readonly threadSpinMicroseconds?: number;
@@ -122,7 +122,8 @@ export function engineOptionsFrom(options: WorkerOptions, mode: ProgressMode): E
     ringSize: options.ringSize ?? 1024,
     spinMicroseconds: options.spinMicroseconds ?? (mode === "hybrid" ? spins.hybrid : spins.app),
     // Under 4 cores the default budget is used while it pays; a budget the caller chose, always.
-    adaptiveSpin: options.spinMicroseconds === undefined && spins.adaptive,
+    // Hybrid mode: the default budget grows to cover short gaps between events (hybrid-spin-policy.ts).
+    adaptiveSpin: options.spinMicroseconds === undefined && (mode === "hybrid" || spins.adaptive),
     threadSpinMicroseconds: options.threadSpinMicroseconds ?? spins.thread,
     adaptiveThreadSpin: options.adaptiveThreadSpin ?? (options.threadSpinMicroseconds === undefined && spins.learnThread),
     threadSpinMaxMicroseconds: THREAD_SPIN_MAX_US,
