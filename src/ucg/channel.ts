@@ -29,6 +29,7 @@ import { UcxError } from "../core/errors.ts";
 import { FULL_MASK } from "../core/tag.ts";
 import type { RecvOptions } from "../core/receive-options.ts";
 import type { PostedReceive } from "./instance.ts";
+import { spinWhile } from "./step-spin.ts";
 
 const NO_OPTIONS: RecvOptions = {};
 
@@ -65,7 +66,16 @@ export class Channel {
   /** Messages sent and received, for the tests and the per-phase report. */
   readonly stats = { sends: 0, recvs: 0, bytesSent: 0 };
 
+  /**
+   * How long a collective's waiting step polls and yields after the last event (ms; 0: it just
+   * awaits). The context sets it in hybrid mode (step-spin.ts).
+   */
+  stepSpinMs = 0;
+
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
+
+  /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
+  readonly spin = (pending: () => boolean): Promise<void> => spinWhile(this.worker, pending, this.stepSpinMs);
 
   addEndpoint(handle: number, ep: Endpoint): void {
     this.endpoints.set(handle, ep);

@@ -22,6 +22,7 @@ import type { GroupContext } from "./group-context.ts";
 import { PLAN_CONFIG_TABLES, PlanPool } from "./ppool.ts";
 import { detectRte, type Rte } from "./rte.ts";
 import { Topology } from "./topology.ts";
+import { STEP_SPIN_CONFIG } from "./step-spin.ts";
 
 export interface UcgContextOptions {
   /** Rank, size and root address; default from the environment (rte.ts). */
@@ -42,6 +43,7 @@ export interface UcgContextOptions {
 export function configRegistry(): ConfigRegistry {
   const registry = new ConfigRegistry();
   for (const t of PLAN_CONFIG_TABLES) registry.add(t);
+  registry.add(STEP_SPIN_CONFIG);
   return registry;
 }
 
@@ -76,6 +78,7 @@ export class UcgContext implements GroupContext<Group> {
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
     const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
+    if (worker.progressMode === "hybrid") channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
     try {
       const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);

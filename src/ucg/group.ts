@@ -210,6 +210,7 @@ export class Group implements RequestGroup {
       send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
       recv: (peer, bytes) => channel.post(bytes, from[peer]!),
       cancel: (id) => channel.cancel(id),
+      spin: channel.stepSpinMs > 0 ? channel.spin : undefined,
     };
     this.transports.set(collType, t);
     return t;

@@ -23,6 +23,8 @@ export interface Transport {
   recv(peer: number, bytes: Uint8Array): PostedReceive;
   /** Cancels posted receive `id`: its Promise then rejects (UCS_ERR_CANCELED). */
   cancel(id: number): void;
+  /** Drives progress while `pending()` holds, for a while (step-spin.ts); absent: just await. */
+  readonly spin?: (pending: () => boolean) => Promise<void>;
 }
 
 /**
@@ -144,6 +146,7 @@ export class PlanInstance {
         if (step.transfers.length > 0) {
           const waiting = this.post(step.transfers, transport);
           if (stepTimes) posted = performance.now();
+          if (transport.spin && this.settleStep !== undefined) await transport.spin(this.stepPending);
           await waiting;
         }
         const completed = stepTimes ? performance.now() : 0;
@@ -190,6 +193,8 @@ export class PlanInstance {
     }
     return waiting;
   }
+
+  private readonly stepPending = (): boolean => this.settleStep !== undefined;
 
   private readonly transferDone = (): void => {
     if (--this.left === 0) this.finishStep(undefined);
