@@ -5,9 +5,10 @@
  * returns when every process can reach every other; it is collective over the world.
  *
  * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
- * pending and parks on UCX's event fd after a short spin, so 8 processes on 2 cores sleep
- * instead of spinning (thread mode's takeover would keep each application thread spinning on
- * microtasks while it awaits).
+ * pending and parks on UCX's event fd when idle, so 8 processes on 2 cores sleep instead of
+ * spinning (thread mode's takeover would keep each application thread spinning on microtasks
+ * while it awaits); a waiting step polls and yields its core for a bounded time first
+ * (step-spin.ts).
  */
 import process from "node:process";
 import { UcxError } from "../core/errors.ts";
