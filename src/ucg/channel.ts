@@ -26,7 +26,7 @@
 import type { Endpoint } from "../core/endpoint.ts";
 import type { Worker } from "../core/worker.ts";
 import { UcxError } from "../core/errors.ts";
-import { FULL_MASK } from "../core/tag.ts";
+import { FULL_MASK, type Tag } from "../core/tag.ts";
 import type { RecvOptions } from "../core/receive-options.ts";
 import type { PostedReceive } from "./instance.ts";
 import { spinWhile } from "./step-spin.ts";
@@ -88,7 +88,7 @@ export class Channel {
     return ep;
   }
 
-  send(handle: number, bytes: Uint8Array, header: bigint): Promise<void> {
+  send(handle: number, bytes: Uint8Array, header: Tag): Promise<void> {
     this.stats.sends++;
     this.stats.bytesSent += bytes.length;
     return this.endpointTo(handle).send(bytes, header);
@@ -103,7 +103,7 @@ export class Channel {
    * A plan's receive: posted with its request id, which `cancel` takes (a run's abort cancels its
    * step's receives by id: an AbortSignal listener per receive cost microseconds per step).
    */
-  post(bytes: Uint8Array, header: bigint): PostedReceive {
+  post(bytes: Uint8Array, header: Tag): PostedReceive {
     this.stats.recvs++;
     return this.worker.tagRecv(bytes, header, FULL_MASK, NO_OPTIONS);
   }

@@ -183,7 +183,7 @@ export class Group implements RequestGroup {
       }
     };
     const p = this.queued++ === 0 ? run() : this.tail.then(run, run);
-    this.tail = p.catch(() => {});
+    this.tail = p.catch(ignore);
     return p;
   }
 
@@ -203,8 +203,10 @@ export class Group implements RequestGroup {
     let t = this.transports.get(collType);
     if (t) return t;
     const channel = this.context.channel;
-    const header = makeHeader(collType, this.rank, this.id);
-    const from = this.members.map((_, r) => makeHeader(collType, r, this.id));
+    // As Numbers: a header's top 12 bits are 0 (channel.ts), so it is below 2^52 and exact, and
+    // a Number tag skips the BigInt arithmetic of every send and receive (tag.ts).
+    const header = Number(makeHeader(collType, this.rank, this.id));
+    const from = this.members.map((_, r) => Number(makeHeader(collType, r, this.id)));
     const handles = this.members;
     t = {
       send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
@@ -216,3 +218,6 @@ export class Group implements RequestGroup {
     return t;
   }
 }
+
+/** The tail's rejection handler (a request's failure is its caller's; the next one runs anyway). */
+function ignore(): void {}
