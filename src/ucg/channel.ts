@@ -68,7 +68,7 @@ export class Channel {
 
   /**
    * How long a collective's waiting step polls and yields after the last event (ms; 0: it just
-   * awaits). The context sets it in hybrid mode (step-spin.ts).
+   * awaits). The context sets it in hybrid mode on a host with more ranks than cores (step-spin.ts).
    */
   stepSpinMs = 0;
 

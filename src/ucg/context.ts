@@ -7,10 +7,11 @@
  * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
  * pending and parks on UCX's event fd when idle, so 8 processes on 2 cores sleep instead of
  * spinning (thread mode's takeover would keep each application thread spinning on microtasks
- * while it awaits); a waiting step polls and yields its core for a bounded time first
- * (step-spin.ts).
+ * while it awaits); on a host with more ranks than cores a waiting step polls and yields its
+ * core for a bounded time first (step-spin.ts).
  */
 import process from "node:process";
+import { cpus } from "node:os";
 import { UcxError } from "../core/errors.ts";
 import { Worker, type WorkerOptions } from "../core/worker.ts";
 import type { ErrorHandling } from "../core/endpoint.ts";
@@ -79,9 +80,11 @@ export class UcgContext implements GroupContext<Group> {
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
     const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
-    if (worker.progressMode === "hybrid") channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
     try {
       const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
+      // A waiting step polls and yields (step-spin.ts) where this host has more ranks than cores.
+      const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
+      if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {
       await channel.close().catch(() => {});

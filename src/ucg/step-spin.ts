@@ -15,6 +15,14 @@
  * `budgetMs` has passed since the last event: the step then waits in the engine's sleeping
  * mode, so a collective whose peer is away for long (or an idle process) does not burn a core.
  * Outside collectives nothing changes: the worker sleeps as hybrid mode does.
+ *
+ * Only where this host runs more ranks than it has cores (context.ts): with a core per rank the
+ * hybrid driver's own busy spin catches a near reply, and yielding lost to it. Measured
+ * 2026-11-26 03:54-04:07 (2 cores, other engineers' load 8-17, alternating runs, median of a
+ * back-to-back 8 B allreduce, spin vs none): 2 ranks 182/46, 369/299, 426/353, 459/264 us (worse
+ * every time, also with a 100 us busy phase before yielding); 4 ranks 1,058/1,304, 2,398/2,161,
+ * 4,033/2,822, 936/1,187 (a wash); 8 ranks 5,225/7,084, 7,902/10,104 (better; 8 ranks polling
+ * busily for 100 us before yielding took 14 ms against 3.3).
  */
 import type { Worker } from "../core/worker.ts";
 import { ucx } from "../core/library.ts";
@@ -33,7 +41,7 @@ export const STEP_SPIN_CONFIG: ConfigTable = {
       default: 2000,
       min: 0,
       max: 1_000_000,
-      doc: "hybrid mode: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep as hybrid mode does)",
+      doc: "hybrid mode, more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once, as with a core per rank)",
     },
   },
 };

@@ -85,7 +85,8 @@ test("a waiting step's spin polls while its step is pending, yields when a poll 
   await spinWhile(worker, () => true, 5);
   const took = performance.now() - t0;
   assert.ok(took >= 5 && took < 1000, `took ${took} ms`);
-  assert.ok(polls > 2, `polled ${polls} times`);
+  // The event's poll and at least one empty one (under load one yield may outlast the budget).
+  assert.ok(polls >= 2, `polled ${polls} times`);
 });
 
 test("decision trees: member-count questions are settled per group; the pick follows commutativity, size and UCX_TS_<COLL>_PLAN", () => {
