@@ -26,6 +26,12 @@
 import type { Endpoint } from "../core/endpoint.ts";
 import type { Worker } from "../core/worker.ts";
 import { UcxError } from "../core/errors.ts";
+import { FULL_MASK, type Tag } from "../core/tag.ts";
+import type { RecvOptions } from "../core/receive-options.ts";
+import type { PostedReceive } from "./instance.ts";
+import { spinWhile } from "./step-spin.ts";
+
+const NO_OPTIONS: RecvOptions = {};
 
 export const RESERVED_BITS = 12;
 export const COLL_TYPE_BITS = 8;
@@ -60,7 +66,16 @@ export class Channel {
   /** Messages sent and received, for the tests and the per-phase report. */
   readonly stats = { sends: 0, recvs: 0, bytesSent: 0 };
 
+  /**
+   * How long a collective's waiting step polls and yields after the last event (ms; 0: it just
+   * awaits). The context sets it in hybrid mode on a host with more ranks than cores (step-spin.ts).
+   */
+  stepSpinMs = 0;
+
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
+
+  /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
+  readonly spin = (pending: () => boolean): Promise<void> => spinWhile(this.worker, pending, this.stepSpinMs);
 
   addEndpoint(handle: number, ep: Endpoint): void {
     this.endpoints.set(handle, ep);
@@ -73,7 +88,7 @@ export class Channel {
     return ep;
   }
 
-  send(handle: number, bytes: Uint8Array, header: bigint): Promise<void> {
+  send(handle: number, bytes: Uint8Array, header: Tag): Promise<void> {
     this.stats.sends++;
     this.stats.bytesSent += bytes.length;
     return this.endpointTo(handle).send(bytes, header);
@@ -82,6 +97,20 @@ export class Channel {
   recv(bytes: Uint8Array, header: bigint, signal?: AbortSignal): Promise<unknown> {
     this.stats.recvs++;
     return this.worker.recv(bytes, header, undefined, signal ? { signal } : {});
+  }
+
+  /**
+   * A plan's receive: posted with its request id, which `cancel` takes (a run's abort cancels its
+   * step's receives by id: an AbortSignal listener per receive cost microseconds per step).
+   */
+  post(bytes: Uint8Array, header: Tag): PostedReceive {
+    this.stats.recvs++;
+    return this.worker.tagRecv(bytes, header, FULL_MASK, NO_OPTIONS);
+  }
+
+  /** Cancels a receive made by `post` (it rejects with UCS_ERR_CANCELED); one already complete is left alone. */
+  cancel(id: number): void {
+    this.worker.cancel(id);
   }
 
   async close(): Promise<void> {

@@ -5,11 +5,13 @@
  * returns when every process can reach every other; it is collective over the world.
  *
  * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
- * pending and parks on UCX's event fd after a short spin, so 8 processes on 2 cores sleep
- * instead of spinning (thread mode's takeover would keep each application thread spinning on
- * microtasks while it awaits).
+ * pending and parks on UCX's event fd when idle, so 8 processes on 2 cores sleep instead of
+ * spinning (thread mode's takeover would keep each application thread spinning on microtasks
+ * while it awaits); on a host with more ranks than cores a waiting step polls and yields its
+ * core for a bounded time first (step-spin.ts).
  */
 import process from "node:process";
+import { cpus } from "node:os";
 import { UcxError } from "../core/errors.ts";
 import { Worker, type WorkerOptions } from "../core/worker.ts";
 import type { ErrorHandling } from "../core/endpoint.ts";
@@ -21,6 +23,7 @@ import { Group } from "./group.ts";
 import { PLAN_CONFIG_TABLES, PlanPool } from "./ppool.ts";
 import { detectRte, type Rte } from "./rte.ts";
 import { Topology } from "./topology.ts";
+import { STEP_SPIN_CONFIG } from "./step-spin.ts";
 
 export interface UcgContextOptions {
   /** Rank, size and root address; default from the environment (rte.ts). */
@@ -41,6 +44,7 @@ export interface UcgContextOptions {
 export function configRegistry(): ConfigRegistry {
   const registry = new ConfigRegistry();
   for (const t of PLAN_CONFIG_TABLES) registry.add(t);
+  registry.add(STEP_SPIN_CONFIG);
   return registry;
 }
 
@@ -77,6 +81,9 @@ export class UcgContext {
     const channel = new Channel(worker, rte.rank);
     try {
       const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
+      // A waiting step polls and yields (step-spin.ts) where this host has more ranks than cores.
+      const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
+      if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {
       await channel.close().catch(() => {});

@@ -9,10 +9,10 @@
  * the group: its queued and later requests reject with the same error.
  */
 import { UcxError } from "../core/errors.ts";
-import { COLL_TYPES, type CollType } from "./coll-type.ts";
+import type { CollType } from "./coll-type.ts";
 import { makeHeader } from "./channel.ts";
 import type { CollectiveArray } from "./datatype.ts";
-import type { Transport } from "./instance.ts";
+import { RunControl, type Transport } from "./instance.ts";
 import type { OpLike } from "./op.ts";
 import type { CallFacts, DecisionTree } from "./ppool.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
@@ -33,10 +33,11 @@ export class Group {
   readonly nodeLeaders: readonly number[];
   private readonly constants = new Map<string, { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray }>();
   private tail: Promise<unknown> = Promise.resolve();
+  /** Requests started and not finished (0: the next one starts at once). */
+  private queued = 0;
   private brokenBy: UcxError | undefined;
-  private readonly running = new Set<AbortController>();
-  private readonly sendHeaders = new Map<number, bigint>();
-  private readonly recvHeaders = new Map<number, bigint[]>();
+  private readonly running = new Set<RunControl>();
+  private readonly transports = new Map<number, Transport>();
 
   constructor(readonly context: GroupContext<Group>, readonly id: number, readonly members: readonly number[]) {
     this.rank = members.indexOf(context.rte.rank);
@@ -145,36 +146,44 @@ export class Group {
     return hit;
   }
 
-  /** @internal Runs `body` after every request started before it; a failure breaks the group. */
-  enqueue(body: (t: Transport, c: AbortController) => Promise<CollectiveResult>, coll: CollType, options: StartOptions): Promise<CollectiveResult> {
-    const transport = this.transportFor(COLL_TYPES[coll]);
+  /**
+   * @internal Runs `body` after every request started before it; a failure breaks the group.
+   * With nothing queued it starts at once, in this call (its first step is posted before
+   * `start()` returns), rather than a microtask later behind the tail.
+   */
+  enqueue(body: (t: Transport, run: RunControl) => Promise<CollectiveResult>, transport: Transport, coll: CollType, options: StartOptions): Promise<CollectiveResult> {
     const run = async (): Promise<CollectiveResult> => {
-      this.assertUsable();
-      const controller = new AbortController();
-      const onAbort = () => controller.abort();
+      const control = new RunControl();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      if (options.timeoutMs !== undefined) {
-        timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
-      }
-      options.signal?.addEventListener("abort", onAbort);
-      this.running.add(controller);
+      let onAbort: (() => void) | undefined;
       try {
-        if (options.signal?.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason });
-        return await body(transport, controller);
+        this.assertUsable();
+        this.running.add(control);
+        if (options.timeoutMs !== undefined) {
+          timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
+        }
+        if (options.signal) {
+          if (options.signal.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason });
+          onAbort = () => control.abort(options.signal!.reason);
+          options.signal.addEventListener("abort", onAbort);
+        }
+        return await body(transport, control);
       } catch (e) {
-        const error = this.brokenBy ?? (controller.signal.aborted && options.signal?.aborted
+        const error = this.brokenBy ?? (control.aborted && options.signal?.aborted
           ? new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason })
           : e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", String(e), { cause: e }));
-        this.fail(error);
+        // A refusal before the run began (broken group, closed context) does not break the group further.
+        if (this.running.has(control)) this.fail(error);
         throw error;
       } finally {
         clearTimeout(timer);
-        options.signal?.removeEventListener("abort", onAbort);
-        this.running.delete(controller);
+        if (onAbort) options.signal!.removeEventListener("abort", onAbort);
+        this.running.delete(control);
+        this.queued--;
       }
     };
-    const p = this.tail.then(run, run);
-    this.tail = p.catch(() => {});
+    const p = this.queued++ === 0 ? run() : this.tail.then(run, run);
+    this.tail = p.catch(ignore);
     return p;
   }
 
@@ -189,17 +198,26 @@ export class Group {
     if (this.context.closed) throw new UcxError("UCX_TS_CLOSED", "the collectives context is closed");
   }
 
-  private transportFor(collType: number): Transport {
+  /** @internal The transport of this group's collectives of type `collType` (made once per type). */
+  transportFor(collType: number): Transport {
+    let t = this.transports.get(collType);
+    if (t) return t;
     const channel = this.context.channel;
-    let mine = this.sendHeaders.get(collType);
-    if (mine === undefined) this.sendHeaders.set(collType, (mine = makeHeader(collType, this.rank, this.id)));
-    let theirs = this.recvHeaders.get(collType);
-    if (!theirs) this.recvHeaders.set(collType, (theirs = this.members.map((_, r) => makeHeader(collType, r, this.id))));
-    const header = mine;
-    const from = theirs;
-    return {
-      send: (peer, bytes) => channel.send(this.members[peer]!, bytes, header),
-      recv: (peer, bytes, signal) => channel.recv(bytes, from[peer]!, signal),
+    // As Numbers: a header's top 12 bits are 0 (channel.ts), so it is below 2^52 and exact, and
+    // a Number tag skips the BigInt arithmetic of every send and receive (tag.ts).
+    const header = Number(makeHeader(collType, this.rank, this.id));
+    const from = this.members.map((_, r) => Number(makeHeader(collType, r, this.id)));
+    const handles = this.members;
+    t = {
+      send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
+      recv: (peer, bytes) => channel.post(bytes, from[peer]!),
+      cancel: (id) => channel.cancel(id),
+      spin: channel.stepSpinMs > 0 ? channel.spin : undefined,
     };
+    this.transports.set(collType, t);
+    return t;
   }
 }
+
+/** The tail's rejection handler (a request's failure is its caller's; the next one runs anyway). */
+function ignore(): void {}

@@ -10,10 +10,40 @@ import type { ResolvedOp } from "./op.ts";
 import type { BufferName, Phase, Region } from "./phase.ts";
 import type { PlanConstant } from "./plans/base/plan_base.ts";
 
+/** A posted receive: its request id (what `Transport.cancel` takes) and its completion. */
+export interface PostedReceive {
+  readonly id: number;
+  /** Resolves with the received message's length. */
+  readonly promise: Promise<{ length: number }>;
+}
+
 /** How an instance reaches the other members (the group gives it its channel and headers). */
 export interface Transport {
   send(peer: number, bytes: Uint8Array): Promise<void>;
-  recv(peer: number, bytes: Uint8Array, signal: AbortSignal): Promise<unknown>;
+  recv(peer: number, bytes: Uint8Array): PostedReceive;
+  /** Cancels posted receive `id`: its Promise then rejects (UCS_ERR_CANCELED). */
+  cancel(id: number): void;
+  /** Drives progress while `pending()` holds, for a while (step-spin.ts); absent: just await. */
+  readonly spin?: (pending: () => boolean) => Promise<void>;
+}
+
+/**
+ * One run of a request (what an AbortController was, minus its EventTarget: making one and a
+ * listener per receive cost microseconds per step). `abort()` cancels the receives of the step
+ * that waits; the step then rejects, and a run aborted between steps stops at the next one.
+ */
+export class RunControl {
+  aborted = false;
+  reason: unknown = undefined;
+  /** Set by the instance while a step waits. */
+  onAbort: (() => void) | undefined = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.onAbort?.();
+  }
 }
 
 /** One step's time (ms): posting its sends and receives, waiting for them all, its reduces and copies. */
@@ -25,7 +55,17 @@ export interface StepTiming {
   readonly local: number;
 }
 
-type BoundTransfer = { send: boolean; peer: number; bytes: Uint8Array };
+/**
+ * A transfer bound to its buffer, with its completion handlers made once (a persistent request
+ * starts again without making any): a receive checks the length that came.
+ */
+interface BoundTransfer {
+  readonly send: boolean;
+  readonly peer: number;
+  readonly bytes: Uint8Array;
+  readonly done: (r: { length: number } | void) => void;
+  readonly failed: (e: unknown) => void;
+}
 type BoundLocal = () => void;
 interface BoundStep {
   transfers: BoundTransfer[];
@@ -67,43 +107,117 @@ export class PlanInstance {
       transfers: s.transfers.map((p) => {
         if (p.type !== "send" && p.type !== "recv") throw new Error(`phase ${p.type} is not a transfer`);
         const a = typed(p.region);
-        return { send: p.type === "send", peer: p.peer, bytes: byteView(a, 0, a.length) };
+        return this.bindTransfer(p.type === "send", p.peer, byteView(a, 0, a.length));
       }),
       local: s.local.map(bindLocal),
     }));
+    this.receiveIds = new Array<number>(Math.max(0, ...this.steps.map((s) => s.transfers.length))).fill(0);
+  }
+
+  private bindTransfer(send: boolean, peer: number, bytes: Uint8Array): BoundTransfer {
+    const transferDone = this.transferDone;
+    const failed = this.transferFailed;
+    const done = send
+      ? transferDone
+      : (r: { length: number } | void) => {
+          const length = (r as { length: number }).length;
+          if (length === bytes.length) return transferDone();
+          // Both ends run the same plan: a length that differs means the members disagree on the call.
+          failed(new UcxError("UCX_TS_PROTOCOL_ERROR", `member ${peer} sent ${length} bytes where this plan expects ${bytes.length}: do all members call the collective with the same counts and root?`));
+        };
+    return { send, peer, bytes, done, failed };
   }
 
   /**
-   * Runs every step in order; the first failure aborts `controller` (cancelling posted receives)
-   * and rejects. With `stepTimes`, one entry per step is appended: where a step's time goes is
-   * what shows the point-to-point engine's per-message cost inside a collective (bench/ucg.ts).
+   * Runs every step in order; the first failure cancels the step's other receives and rejects.
+   * With `stepTimes`, one entry per step is appended: where a step's time goes is what shows the
+   * point-to-point engine's per-message cost inside a collective (bench/ucg.ts).
+   * One run at a time per instance (its group runs its requests one after another).
    */
-  async execute(transport: Transport, controller: AbortController, stepTimes?: StepTiming[]): Promise<void> {
-    for (let i = 0; i < this.steps.length; i++) {
-      const step = this.steps[i]!;
-      const t0 = stepTimes ? performance.now() : 0;
-      let posted = t0;
-      if (step.transfers.length === 1) {
-        const p = this.start(step.transfers[0]!, transport, controller.signal);
-        if (stepTimes) posted = performance.now();
-        await p;
-      } else if (step.transfers.length > 0) {
-        const all = step.transfers.map((t) => this.start(t, transport, controller.signal));
-        if (stepTimes) posted = performance.now();
-        await Promise.all(all);
+  async execute(transport: Transport, run: RunControl, stepTimes?: StepTiming[]): Promise<void> {
+    this.transport = transport;
+    run.onAbort = this.cancelStep;
+    try {
+      for (let i = 0; i < this.steps.length; i++) {
+        const step = this.steps[i]!;
+        if (run.aborted) throw run.reason;
+        const t0 = stepTimes ? performance.now() : 0;
+        let posted = t0;
+        if (step.transfers.length > 0) {
+          const waiting = this.post(step.transfers, transport);
+          if (stepTimes) posted = performance.now();
+          if (transport.spin && this.settleStep !== undefined) await transport.spin(this.stepPending);
+          await waiting;
+        }
+        const completed = stepTimes ? performance.now() : 0;
+        for (const local of step.local) local();
+        if (stepTimes) stepTimes.push({ transfers: step.transfers.length, post: posted - t0, wait: completed - posted, local: performance.now() - completed });
       }
-      const completed = stepTimes ? performance.now() : 0;
-      for (const run of step.local) run();
-      if (stepTimes) stepTimes.push({ transfers: step.transfers.length, post: posted - t0, wait: completed - posted, local: performance.now() - completed });
+    } finally {
+      run.onAbort = undefined;
+      this.transport = undefined;
     }
   }
 
-  private async start(t: BoundTransfer, transport: Transport, signal: AbortSignal): Promise<void> {
-    if (t.send) return transport.send(t.peer, t.bytes);
-    const r = (await transport.recv(t.peer, t.bytes, signal)) as { length: number };
-    if (r.length !== t.bytes.length) {
-      // Both ends run the same plan: a length that differs means the members disagree on the call.
-      throw new UcxError("UCX_TS_PROTOCOL_ERROR", `member ${t.peer} sent ${r.length} bytes where this plan expects ${t.bytes.length}: do all members call the collective with the same counts and root?`);
+  // --- the step that waits: one Promise for all its transfers ---------------------------------
+
+  private transport: Transport | undefined;
+  /** Transfers of the waiting step not yet complete. */
+  private left = 0;
+  private settleStep: ((e?: unknown) => void) | undefined;
+  /** The waiting step's receives (request ids: an abort cancels them); `receives` of them. */
+  private readonly receiveIds: number[];
+  private receives = 0;
+
+  /** Posts a step's transfers (receives first, as the plan lists them) and returns their joint completion. */
+  private post(transfers: readonly BoundTransfer[], transport: Transport): Promise<void> {
+    const waiting = new Promise<void>((resolve, reject) => {
+      this.settleStep = (e) => (e === undefined ? resolve() : reject(e));
+    });
+    this.left = transfers.length;
+    this.receives = 0;
+    try {
+      for (let i = 0; i < transfers.length; i++) {
+        const t = transfers[i]!;
+        if (t.send) {
+          transport.send(t.peer, t.bytes).then(t.done, t.failed);
+        } else {
+          const r = transport.recv(t.peer, t.bytes);
+          this.receiveIds[this.receives++] = r.id;
+          r.promise.then(t.done, t.failed);
+        }
+      }
+    } catch (e) {
+      // A transfer refused as it was posted (the worker closed): the step fails like any other.
+      this.transferFailed(e);
     }
+    return waiting;
   }
+
+  private readonly stepPending = (): boolean => this.settleStep !== undefined;
+
+  private readonly transferDone = (): void => {
+    if (--this.left === 0) this.finishStep(undefined);
+  };
+
+  /** The step rejects with the first failure; its receives still posted are cancelled. */
+  private readonly transferFailed = (e: unknown): void => {
+    if (this.settleStep === undefined) return;
+    this.finishStep(e ?? new Error("transfer failed"));
+    this.cancelStep();
+  };
+
+  private finishStep(e: unknown): void {
+    const settle = this.settleStep;
+    this.settleStep = undefined;
+    settle?.(e);
+  }
+
+  /** Cancels the waiting step's receives (those already complete are not in UCX any more: no effect). */
+  private readonly cancelStep = (): void => {
+    const t = this.transport;
+    if (!t) return;
+    for (let i = 0; i < this.receives; i++) t.cancel(this.receiveIds[i]!);
+    this.receives = 0;
+  };
 }

@@ -6,12 +6,12 @@
  * The plan knows nothing of the request (seed: "does a plan need to know the request? No").
  */
 import { UcxError } from "../core/errors.ts";
-import type { CollType } from "./coll-type.ts";
+import { COLL_TYPES, type CollType } from "./coll-type.ts";
 import { datatypeOf, type CollectiveArray, type Datatype } from "./datatype.ts";
 import { resolveOp, type OpLike, type ResolvedOp } from "./op.ts";
 import { PlanInstance } from "./instance.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
-import type { StepTiming, Transport } from "./instance.ts";
+import type { RunControl, StepTiming, Transport } from "./instance.ts";
 
 /** A collective's arguments. Roots are ranks in the group (seed: "interface conventions"). */
 export interface CollectiveSpec {
@@ -33,7 +33,9 @@ export interface RequestGroup {
   /** The plan for this call: its template, the shared constant part, and scratch memory. */
   planFor(coll: CollType, n: ReturnType<typeof normalize>, plan?: number): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray };
   /** Runs `body` after the group's earlier requests, with the group's transport. */
-  enqueue(body: (t: Transport, c: AbortController) => Promise<CollectiveResult>, coll: CollType, options: StartOptions): Promise<CollectiveResult>;
+  enqueue(body: (t: Transport, run: RunControl) => Promise<CollectiveResult>, transport: Transport, coll: CollType, options: StartOptions): Promise<CollectiveResult>;
+  /** The transport of the group's collectives of this type (coll-type.ts). */
+  transportFor(collType: number): Transport;
 }
 
 export interface StartOptions {
@@ -127,6 +129,7 @@ export class CollectiveRequest {
   readonly plan: PlanTemplate;
   private readonly instance: PlanInstance;
   private readonly result: CollectiveResult;
+  private readonly transport: Transport;
   /** Per-step times (ms: post, wait, local) of the last start, when `measurePhases` was set. */
   phaseTimes: StepTiming[] | undefined;
 
@@ -137,14 +140,20 @@ export class CollectiveRequest {
     this.plan = template;
     this.instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch }, n.datatype, n.op);
     if (options.measurePhases) this.phaseTimes = [];
+    this.transport = group.transportFor(COLL_TYPES[coll]);
   }
 
   /** Runs the collective (after the group's earlier requests); resolves with the result buffer. */
-  start(options: StartOptions = {}): Promise<CollectiveResult> {
-    return this.group.enqueue(async (transport, controller) => {
-      if (this.phaseTimes) this.phaseTimes = [];
-      await this.instance.execute(transport, controller, this.phaseTimes);
-      return this.result;
-    }, this.coll, options);
+  start(options: StartOptions = NO_OPTIONS): Promise<CollectiveResult> {
+    return this.group.enqueue(this.body, this.transport, this.coll, options);
   }
+
+  /** What a start runs, made once: a persistent request's starts allocate no closures of their own. */
+  private readonly body = async (transport: Transport, run: RunControl): Promise<CollectiveResult> => {
+    if (this.phaseTimes) this.phaseTimes = [];
+    await this.instance.execute(transport, run, this.phaseTimes);
+    return this.result;
+  };
 }
+
+const NO_OPTIONS: StartOptions = {};

@@ -5,7 +5,7 @@
  * transport is checked by the multi-process tests.
  */
 import { normalize } from "../../src/ucg/request.ts";
-import { PlanInstance, type Transport } from "../../src/ucg/instance.ts";
+import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance.ts";
 import type { PlanTemplate } from "../../src/ucg/plans/base/plan_base.ts";
 import type { CollectiveArray } from "../../src/ucg/index.ts";
 import { expectedOf, firstDifference, opOf, sendOf, type Case } from "./ucg-reference.ts";
@@ -46,13 +46,16 @@ export async function simulate(template: PlanTemplate, c: Case, size: number, tu
     const instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch: n.datatype.create(constant.scratchCount) }, n.datatype, n.op);
     const transport: Transport = {
       send: async (peer, bytes) => boxes.put(rank, peer, bytes),
-      recv: async (peer, bytes) => {
-        const m = await boxes.take(peer, rank);
-        bytes.set(m.subarray(0, Math.min(m.length, bytes.length)));
-        return { length: m.length };
-      },
+      recv: (peer, bytes) => ({
+        id: 0,
+        promise: boxes.take(peer, rank).then((m) => {
+          bytes.set(m.subarray(0, Math.min(m.length, bytes.length)));
+          return { length: m.length };
+        }),
+      }),
+      cancel: () => {},
     };
-    await instance.execute(transport, new AbortController());
+    await instance.execute(transport, new RunControl());
     results[rank] = n.result;
   });
   let timer: ReturnType<typeof setTimeout> | undefined;

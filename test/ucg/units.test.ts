@@ -10,6 +10,8 @@ import { resolveOp, defineOp } from "../../src/ucg/op.ts";
 import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
 import { UcxError } from "../../src/index.ts";
 import { dbtSegments } from "../../src/ucg/plans/dbt/dbt_segments.ts";
+import { spinWhile } from "../../src/ucg/step-spin.ts";
+import type { Worker } from "../../src/core/worker.ts";
 
 const test = suite("ucg/units");
 
@@ -63,6 +65,28 @@ test("config tables: duplicate names, prefixes and variables are refused; a vari
   assert.is(code(() => r.resolve({ UCX_TS_A_X: "lots" })), "UCX_TS_INVALID_ARGUMENT");
   // The built-in tables register without a clash.
   assert.ok(configRegistry().list().length >= 3);
+  // The step spin: its own table, under the selection table's shorter prefix; bounded.
+  assert.is(configRegistry().resolve({}).table("progress").SPIN_US, 2000);
+  assert.is(configRegistry().resolve({ UCX_TS_UCG_STEP_SPIN_US: "0" }).table("progress").SPIN_US, 0);
+  assert.is(code(() => configRegistry().resolve({ UCX_TS_UCG_STEP_SPIN_US: "-1" })), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("a waiting step's spin polls while its step is pending, yields when a poll finds nothing, and gives up after its budget since the last event", async () => {
+  let polls = 0;
+  let events = 3;
+  const worker = { closed: false, progress: () => (polls++, events > 0 ? (events--, 1) : 0) } as unknown as Worker;
+  // Pending until the third poll: returns then, having polled three times.
+  await spinWhile(worker, () => polls < 3, 1000);
+  assert.is(polls, 3);
+  // Never done, no more events: returns once 5 ms passed since the last event (not at once, not never).
+  polls = 0;
+  events = 1;
+  const t0 = performance.now();
+  await spinWhile(worker, () => true, 5);
+  const took = performance.now() - t0;
+  assert.ok(took >= 5 && took < 1000, `took ${took} ms`);
+  // The event's poll and at least one empty one (under load one yield may outlast the budget).
+  assert.ok(polls >= 2, `polled ${polls} times`);
 });
 
 test("decision trees: member-count questions are settled per group; the pick follows commutativity, size and UCX_TS_<COLL>_PLAN", () => {

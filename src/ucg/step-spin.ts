@@ -1,0 +1,67 @@
+/**
+ * The progress policy while a collective's step waits (hybrid mode): spin, then yield, then sleep.
+ *
+ * Hybrid mode progresses UCX on the application thread for a short budget after the last event
+ * (100 us on 2 cores) and then parks on UCX's event fd; a message that comes later costs a
+ * wake-up (the fd watcher thread, then the event loop) before anything reads it. Inside a
+ * collective that is every message whose sender was a little late, which on an oversubscribed
+ * machine (4 or 8 ranks on 2 cores) is most of them. Open MPI's ranks instead poll and call
+ * sched_yield() between polls (mpi_yield_when_idle): a waiting rank gives its core to whoever
+ * needs it yet notices the message on its next turn, without a wake-up.
+ *
+ * So while a step has transfers outstanding, this loop progresses the worker, and when a round
+ * finds nothing it yields the core (sched_yield) rather than parking; the event loop gets a turn
+ * every YIELD_MS as in the engine's own loops. It stops when the step completes, or once
+ * `budgetMs` has passed since the last event: the step then waits in the engine's sleeping
+ * mode, so a collective whose peer is away for long (or an idle process) does not burn a core.
+ * Outside collectives nothing changes: the worker sleeps as hybrid mode does.
+ *
+ * Only where this host runs more ranks than it has cores (context.ts): with a core per rank the
+ * hybrid driver's own busy spin catches a near reply, and yielding lost to it. Measured
+ * 2026-11-26 03:54-04:07 (2 cores, other engineers' load 8-17, alternating runs, median of a
+ * back-to-back 8 B allreduce, spin vs none): 2 ranks 182/46, 369/299, 426/353, 459/264 us (worse
+ * every time, also with a 100 us busy phase before yielding); 4 ranks 1,058/1,304, 2,398/2,161,
+ * 4,033/2,822, 936/1,187 (a wash); 8 ranks 5,225/7,084, 7,902/10,104 (better; 8 ranks polling
+ * busily for 100 us before yielding took 14 ms against 3.3).
+ */
+import type { Worker } from "../core/worker.ts";
+import { ucx } from "../core/library.ts";
+import { turnDue, yieldToEventLoop } from "../core/engine/event-loop.ts";
+import type { ConfigTable } from "./config.ts";
+
+/** Longest stretch without an event-loop turn (the hybrid driver's figure). */
+const YIELD_MS = 0.05;
+
+/** Table "progress", prefix UCX_TS_UCG_STEP_: the spin of a waiting step. */
+export const STEP_SPIN_CONFIG: ConfigTable = {
+  name: "progress",
+  prefix: "UCX_TS_UCG_STEP_",
+  fields: {
+    SPIN_US: {
+      default: 2000,
+      min: 0,
+      max: 1_000_000,
+      doc: "hybrid mode, more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once, as with a core per rank)",
+    },
+  },
+};
+
+/**
+ * Polls `worker` while `pending()` holds, for up to `budgetMs` after the last event; resolves
+ * when the step is done or the budget is spent (the caller then awaits the step as usual).
+ */
+export async function spinWhile(worker: Worker, pending: () => boolean, budgetMs: number): Promise<void> {
+  const yieldCore = ucx().sched_yield;
+  let lastEvent = performance.now();
+  while (pending() && !worker.closed) {
+    if (worker.progress() > 0) {
+      lastEvent = performance.now();
+    } else {
+      if (performance.now() - lastEvent > budgetMs) return;
+      yieldCore();
+    }
+    // Completions settle as microtasks: let them run (and `pending()` see them) before polling again.
+    await undefined;
+    if (turnDue(YIELD_MS)) await yieldToEventLoop();
+  }
+}
