@@ -17,10 +17,11 @@
  * --max-size N (bytes; caps every payload, default 16 MiB).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readlinkSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { Worker, UcxError, runtime, type Endpoint, type Listener } from "../../src/index.ts";
+import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { growth, round, sample, type Sample } from "./samples.ts";
@@ -73,14 +74,30 @@ const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 
 function peerArgv(args: string[]): [string, string[]] {
   const script = "scripts/soak/peer.ts";
-  const argv =
-    runtime === "deno" ? [process.execPath, "run", "-A", script, ...args] : runtime === "bun" ? [process.execPath, script, ...args] : [process.execPath, "--import", "tsx", script, ...args];
-  // UCX 1.13 opens its sockets, epoll and eventfds without FD_CLOEXEC, and spawn closes nothing
-  // but its own: every peer inherited this process's UCX sockets (seen in /proc/PID/fd). A
-  // socket UCX closed here then stayed open in the peer, and in this process's epoll set with
-  // it, so UCX later handled an event for a tcp endpoint it had freed (SIGSEGV, docs/testing.md,
-  // Soak). The peer starts through a shell that closes every descriptor above stderr first.
-  return ["/bin/bash", ["-c", 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; exec "$@"', "peer", ...argv]];
+  return runtime === "deno"
+    ? [process.execPath, ["run", "-A", script, ...args]]
+    : runtime === "bun"
+      ? [process.execPath, [script, ...args]]
+      : [process.execPath, ["--import", "tsx", script, ...args]];
+}
+
+/** The sockets (by inode) this process holds now. */
+function socketTargets(pid: number | "self"): Set<string> {
+  const found = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      if (Number(fd) <= 2) continue; // a child's stdio is its own socketpair end
+      try {
+        const t = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (t.startsWith("socket:")) found.add(t);
+      } catch {
+        // closed while listed
+      }
+    }
+  } catch {
+    // the child is gone already
+  }
+  return found;
 }
 
 interface Slot {
@@ -100,11 +117,28 @@ const worker = await Worker.create({ errorHandling: "peer" });
 const slots: Slot[] = Array.from({ length: peers }, (_, index) => ({ index, child: undefined, conn: undefined }));
 let listener: Listener;
 
+/**
+ * A peer starts with none of this process's UCX sockets: UCX 1.13 opens them without
+ * FD_CLOEXEC, and an inherited one kept a connection UCX had closed open in the peer and in UCX's
+ * epoll set (SIGSEGV in uct_tcp_iface_progress, docs/testing.md, Soak). ucx-ts marks them
+ * close-on-exec itself (close-on-exec.ts); `markCloseOnExec()` right before the spawn covers
+ * the connections UCX opened on its own since its last sweep, and the check after it (the spawn
+ * returns once the child has exec'd) counts any socket the child still shares with this process.
+ */
 function spawnPeer(slot: Slot): void {
   const [cmd, args] = peerArgv([String(listener.port), String(slot.index), toHex(secret)]);
+  markCloseOnExec();
   const child = spawn(cmd, args, { cwd: root, stdio: ["pipe", "ignore", "inherit"] });
   child.on("error", () => {});
   slot.child = child;
+  if (child.pid !== undefined) {
+    const ours = socketTargets("self");
+    const shared = [...socketTargets(child.pid)].filter((t) => ours.has(t));
+    if (shared.length > 0) {
+      bump(stats.unexpected, "peer inherited this process's sockets");
+      if (stats.firstUnexpected.length < 5) stats.firstUnexpected.push(`peer ${child.pid} inherited ${shared.join(" ")}`);
+    }
+  }
 }
 
 async function onConnection(ep: Endpoint): Promise<void> {
