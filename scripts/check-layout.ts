@@ -54,6 +54,7 @@ const program = `#define _GNU_SOURCE /* memfd_create */
 #include <stddef.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>

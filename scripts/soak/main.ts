@@ -288,9 +288,10 @@ const lines = [
   `errors, UNEXPECTED ${Object.entries(stats.unexpected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
   ...stats.firstUnexpected.map((m) => `  ${m}`),
   `RSS after warm-up ${grow.rssMiB.first} -> ${grow.rssMiB.last} MiB (max ${grow.rssMiB.max}), ${grow.rssMiBPer100kOps} MiB per 100k ops (${grow.samples} samples, ${grow.opsAfterWarmup} ops); of it JS heap ${grow.heapMiBPer100kOps}, array buffers ${grow.arrayBuffersMiBPer100kOps} MiB per 100k ops`,
-  `connections closed: RSS ${round(wound.rssMiB)} MiB, JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
+  `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted)`,
+  `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,
-  "samples (s, ops, RSS MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
+  "samples (s, ops, RSS MiB, RSS after trim MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
   cycleReport
     ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",

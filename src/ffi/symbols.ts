@@ -174,6 +174,9 @@ export const symbols = {
   // argument it is called like any int function, which the x86-64 and AArch64 Linux ABIs allow
   // for integer arguments (they travel in the same registers either way).
   fcntl: { lib: "c", args: ["i32", "i32", "i32"], result: "i32" },
+  // malloc_trim(pad): glibc returns the free memory it keeps to the system. The soak calls it
+  // before a second RSS reading, so that what glibc retains is told apart from what is in use.
+  malloc_trim: { lib: "c", args: ["usize"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 /**
