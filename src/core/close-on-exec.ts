@@ -18,8 +18,9 @@
  * connections UCX opens by itself later while it progresses (tcp connections it accepts or
  * makes during wireup), once a second while any worker is open. `markCloseOnExec()` is public:
  * a program that starts child processes while workers run calls it right before spawning to
- * close that last window. A sweep costs one directory listing and one fcntl per descriptor
- * (tens of microseconds for ~60 descriptors).
+ * close that last window. A sweep costs one directory listing and one fcntl per descriptor:
+ * 0.13-0.54 ms for 33-62 descriptors on Node, Deno and Bun, measured at load average 16 on the
+ * 2-core machine (readdir 45 us, fcntl through koffi 3 us there), so ~0.05% of a core at most.
  */
 import { readdirSync, readlinkSync } from "node:fs";
 import { setInterval, clearInterval } from "node:timers";
