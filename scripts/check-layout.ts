@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { C_SIZE } from "../src/ffi/types.ts";
 import { layouts, type LayoutDef } from "../src/ffi/layouts.ts";
-import { UCS_STATUS, UCX_CONSTANTS } from "../src/ffi/constants.ts";
+import { LIBC_CONSTANTS, UCS_STATUS, UCX_CONSTANTS } from "../src/ffi/constants.ts";
 import { symbols } from "../src/ffi/symbols.ts";
 
 function skip(reason: string): never {
@@ -44,7 +44,7 @@ for (const [name, layout] of Object.entries(layouts as Record<string, LayoutDef>
     fact(`sizeof(${name}.${field})`, `sizeof(((${name} *)0)->${field})`, size);
   }
 }
-for (const [name, value] of Object.entries({ ...UCS_STATUS, ...UCX_CONSTANTS })) fact(name, name, value);
+for (const [name, value] of Object.entries({ ...UCS_STATUS, ...UCX_CONSTANTS, ...LIBC_CONSTANTS })) fact(name, name, value);
 fact("sizeof(ucs_status_t)", "sizeof(ucs_status_t)", C_SIZE.status);
 
 // Taking each function's address makes the linker prove the symbol exists in that library.
@@ -53,6 +53,8 @@ const refs = Object.keys(symbols).map((s) => `    (void *)&${s},`);
 const program = `#define _GNU_SOURCE /* memfd_create */
 #include <stddef.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>

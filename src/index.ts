@@ -4,6 +4,7 @@
 export { UcxError, statusName, type UcxTsErrorCode } from "./core/errors.ts";
 export { ucx, check, cudaRuntime, ucxSettings, UCX_DEFAULTS, LIBDIR_ENV, INSTALL_HINT, type UcxSetting } from "./core/library.ts";
 export { ucxVersion, type UcxVersion } from "./core/version.ts";
+export { markCloseOnExec } from "./core/close-on-exec.ts";
 export { Context, DEFAULT_FEATURES, type ContextOptions, type Feature, type MemoryTypeName } from "./core/context.ts";
 export { listTransportResources, type TransportResource } from "./core/resources.ts";
 export { collectInfo, formatInfo, type InfoReport, type CudaInfo } from "./core/info.ts";

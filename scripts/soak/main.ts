@@ -17,10 +17,11 @@
  * --max-size N (bytes; caps every payload, default 16 MiB).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readlinkSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { Worker, UcxError, runtime, type Endpoint, type Listener } from "../../src/index.ts";
+import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { growth, round, sample, type Sample } from "./samples.ts";
@@ -73,14 +74,30 @@ const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 
 function peerArgv(args: string[]): [string, string[]] {
   const script = "scripts/soak/peer.ts";
-  const argv =
-    runtime === "deno" ? [process.execPath, "run", "-A", script, ...args] : runtime === "bun" ? [process.execPath, script, ...args] : [process.execPath, "--import", "tsx", script, ...args];
-  // UCX 1.13 opens its sockets, epoll and eventfds without FD_CLOEXEC, and spawn closes nothing
-  // but its own: every peer inherited this process's UCX sockets (seen in /proc/PID/fd). A
-  // socket UCX closed here then stayed open in the peer, and in this process's epoll set with
-  // it, so UCX later handled an event for a tcp endpoint it had freed (SIGSEGV, docs/testing.md,
-  // Soak). The peer starts through a shell that closes every descriptor above stderr first.
-  return ["/bin/bash", ["-c", 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; exec "$@"', "peer", ...argv]];
+  return runtime === "deno"
+    ? [process.execPath, ["run", "-A", script, ...args]]
+    : runtime === "bun"
+      ? [process.execPath, [script, ...args]]
+      : [process.execPath, ["--import", "tsx", script, ...args]];
+}
+
+/** The sockets (by inode) this process holds now. */
+function socketTargets(pid: number | "self"): Set<string> {
+  const found = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      if (Number(fd) <= 2) continue; // a child's stdio is its own socketpair end
+      try {
+        const t = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (t.startsWith("socket:")) found.add(t);
+      } catch {
+        // closed while listed
+      }
+    }
+  } catch {
+    // the child is gone already
+  }
+  return found;
 }
 
 interface Slot {
@@ -100,11 +117,28 @@ const worker = await Worker.create({ errorHandling: "peer" });
 const slots: Slot[] = Array.from({ length: peers }, (_, index) => ({ index, child: undefined, conn: undefined }));
 let listener: Listener;
 
+/**
+ * A peer starts with none of this process's UCX sockets: UCX 1.13 opens them without
+ * FD_CLOEXEC, and an inherited one kept a connection UCX had closed open in the peer and in UCX's
+ * epoll set (SIGSEGV in uct_tcp_iface_progress, docs/testing.md, Soak). ucx-ts marks them
+ * close-on-exec itself (close-on-exec.ts); `markCloseOnExec()` right before the spawn covers
+ * the connections UCX opened on its own since its last sweep, and the check after it (the spawn
+ * returns once the child has exec'd) counts any socket the child still shares with this process.
+ */
 function spawnPeer(slot: Slot): void {
   const [cmd, args] = peerArgv([String(listener.port), String(slot.index), toHex(secret)]);
+  markCloseOnExec();
   const child = spawn(cmd, args, { cwd: root, stdio: ["pipe", "ignore", "inherit"] });
   child.on("error", () => {});
   slot.child = child;
+  if (child.pid !== undefined) {
+    const ours = socketTargets("self");
+    const shared = [...socketTargets(child.pid)].filter((t) => ours.has(t));
+    if (shared.length > 0) {
+      bump(stats.unexpected, "peer inherited this process's sockets");
+      if (stats.firstUnexpected.length < 5) stats.firstUnexpected.push(`peer ${child.pid} inherited ${shared.join(" ")}`);
+    }
+  }
 }
 
 async function onConnection(ep: Endpoint): Promise<void> {
@@ -144,8 +178,18 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
+/** Set while the sampler takes its at-rest reading after warm-up: lanes start nothing new. */
+let paused = false;
+let inFlight = 0;
+/** RSS with nothing in flight once warm-up is over: the start of the at-rest leak figure. */
+let restAfterWarmup: Sample | undefined;
+
 async function lane(): Promise<void> {
   while (Date.now() < deadline) {
+    if (paused) {
+      await new Promise((r) => setTimeout(r, 10));
+      continue;
+    }
     const live = slots.filter((s) => s.conn && !s.conn.faulted);
     if (live.length === 0) {
       await new Promise((r) => setTimeout(r, 20));
@@ -154,6 +198,7 @@ async function lane(): Promise<void> {
     const conn = live[Math.floor(rand() * live.length)]!.conn!;
     const kind = kinds[Math.floor(rand() * kinds.length)]!;
     const id = nextId++;
+    inFlight++;
     try {
       const bytes = await withTimeout(runOp(kind, conn, id, rand, maxSize), `${kind} ${id}`);
       stats.ops++;
@@ -165,6 +210,8 @@ async function lane(): Promise<void> {
         bump(stats.unexpected, `${kind}: ${code}`);
         if (stats.firstUnexpected.length < 5) stats.firstUnexpected.push(`${kind} ${id}: ${(e as Error).message}`);
       } else bump(stats.expected, `${conn.faulted}: ${code}`);
+    } finally {
+      inFlight--;
     }
     if (stats.ops % 64 === 0) await new Promise((r) => setTimeout(r, 0)); // let sampling and faults in
   }
@@ -216,6 +263,13 @@ async function sampler(): Promise<void> {
   const every = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
   while (Date.now() < deadline) {
     samples.push(sample(started, stats.ops));
+    if (!restAfterWarmup && Date.now() - started >= seconds * 250) {
+      // Warm-up is over (the first quarter): let every operation end, then read RSS at rest.
+      paused = true;
+      for (const until = Date.now() + 30_000; inFlight > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      restAfterWarmup = sample(started, stats.ops);
+      paused = false;
+    }
     await new Promise((r) => setTimeout(r, every));
   }
   samples.push(sample(started, stats.ops));
@@ -239,6 +293,17 @@ for (const s of slots) s.child?.kill("SIGKILL");
 
 process.stderr.write("soak: closed; worker cycles\n");
 const grow = growth(samples, 0.25);
+// The leak figure: RSS after GC and malloc_trim(0) with nothing in flight, once warm-up is over
+// (the lanes paused for it) and once every connection is closed. Under traffic the samples swing
+// by tens of MiB with the payloads in flight (up to 128 MiB) and the free memory glibc keeps
+// (11-54 MiB seen), which a slope over minutes cannot tell from growth.
+const rest = restAfterWarmup ?? samples[0]!;
+const atRest = {
+  startMiB: round(rest.trimmedRssMiB),
+  endMiB: round(wound.trimmedRssMiB),
+  ops: stats.ops - rest.ops,
+  miBPer100kOps: stats.ops > rest.ops ? round(((wound.trimmedRssMiB - rest.trimmedRssMiB) / (stats.ops - rest.ops)) * 100_000) : 0,
+};
 const cycleReport = cycles > 0 ? await workerCycles(cycles, "polling") : undefined;
 // Plain cycles: no fd more, and RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a leak).
 const cyclesGrew = cycleReport !== undefined && (cycleReport.fds.growth > 0 || (cycleReport.cycles >= 200 && cycleReport.rssMiB.growth > 8 + cycleReport.cycles / 64));
@@ -254,14 +319,16 @@ const lines = [
   `errors, UNEXPECTED ${Object.entries(stats.unexpected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
   ...stats.firstUnexpected.map((m) => `  ${m}`),
   `RSS after warm-up ${grow.rssMiB.first} -> ${grow.rssMiB.last} MiB (max ${grow.rssMiB.max}), ${grow.rssMiBPer100kOps} MiB per 100k ops (${grow.samples} samples, ${grow.opsAfterWarmup} ops); of it JS heap ${grow.heapMiBPer100kOps}, array buffers ${grow.arrayBuffersMiBPer100kOps} MiB per 100k ops`,
-  `connections closed: RSS ${round(wound.rssMiB)} MiB, JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
+  `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted)`,
+  `at rest           RSS after GC and malloc_trim, nothing in flight: ${atRest.startMiB} MiB after warm-up -> ${atRest.endMiB} MiB with every connection closed, ${atRest.ops} ops later: ${atRest.miBPer100kOps} MiB per 100k ops`,
+  `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,
-  "samples (s, ops, RSS MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
+  "samples (s, ops, RSS MiB, RSS after trim MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
   cycleReport
     ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, cycles: cycleReport }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, cycles: cycleReport }));
 process.exit(failed ? 1 : 0);

@@ -15,6 +15,7 @@ import {
   type Ucx,
   symbols,
 } from "../ffi/index.ts";
+import { rememberDescriptorsBeforeUcx } from "./close-on-exec.ts";
 import { UcxError } from "./errors.ts";
 import { PROFILING, profileFunctions } from "./profile.ts";
 
@@ -95,6 +96,7 @@ let loaded: Ucx | undefined;
 /** UCX, loaded on first use. Throws `UcxError` with code `UCX_TS_LIBRARY_NOT_FOUND`. */
 export function ucx(): Ucx {
   if (loaded) return loaded;
+  rememberDescriptorsBeforeUcx(); // what is open now is the program's, not UCX's (close-on-exec.ts)
   const libDir = getEnv(LIBDIR_ENV) || undefined;
   try {
     const settings = ucxSettings();

@@ -12,6 +12,7 @@
  * below it (endpoint-host.ts, listener.ts, hello/connection.ts): no module under it imports this.
  */
 import type { BufferLike } from "./buffers.ts";
+import { rememberDescriptorsBeforeUcx, workerClosed, workerOpened } from "./close-on-exec.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
 import { recvIntoDevice, stagesDeviceFrames } from "./cuda/transfers.ts";
 import type { TagPort } from "./cuda/staged-multi-receive.ts";
@@ -87,6 +88,7 @@ export class Worker {
 
 /** Create a worker (and its UCX context); in thread mode this starts the progress thread. */
   static async create(options: WorkerOptions = {}): Promise<Worker> {
+    rememberDescriptorsBeforeUcx(); // in thread mode this thread never loads UCX itself
     const w = new Worker(options);
     const multiLimits = checkLimits(options.multi ?? {}, DEFAULT_MULTI_LIMITS);
     w.features = options.features ?? DEFAULT_FEATURES;
@@ -99,6 +101,7 @@ export class Worker {
     w.#driver.engine = engine;
     w.#receives = new TagReceives(w.#path, settled, multiLimits, (id) => engine.takePayload(id));
     w.sendPath = makeSendPath(w.#path, { settleEarly: (id, status) => w.settleEarly(id, status), holdMemory: (b, p) => w.holdMemory(b, p), registrationOf: (b) => w.#memory.registrationOf(b) }, selector, pool);
+    workerOpened(); // UCX's epoll sets, eventfds and tcp listening sockets become close-on-exec
     return w;
   }
 
@@ -354,7 +357,10 @@ export class Worker {
     if (!this.#closing) {
       this.#path.markClosing();
       const parts = { path: this.#path, listeners: this.#listeners, endpoints: this.#endpoints, am: this.#am, memory: this.#memory, sendPath: this.sendPath };
-      this.#closing = shutDown(parts, (p) => this.settled(p)).then(() => this.#driver.release());
+      this.#closing = shutDown(parts, (p) => this.settled(p)).then(() => {
+        workerClosed();
+        this.#driver.release();
+      });
     }
     return this.#closing;
   }

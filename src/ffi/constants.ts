@@ -231,6 +231,13 @@ export const UCX_CONSTANTS = {
   UCP_API_MINOR: 13,
 } as const;
 
+/** The libc values the close-on-exec sweep uses (fcntl.h; the same on every Linux architecture). */
+export const LIBC_CONSTANTS = {
+  F_GETFD: 1,
+  F_SETFD: 2,
+  FD_CLOEXEC: 1,
+} as const;
+
 /** Memory type names in `ucs_memory_type_t` order, as UCX prints them. */
 export const MEMORY_TYPE_NAMES = ["host", "cuda", "cuda-managed", "rocm", "rocm-managed"] as const;
 

@@ -148,6 +148,17 @@ export function openUcx(options: OpenOptions = {}): Ucx {
   };
 }
 
+/** The libc functions of the table, bound without UCX. */
+export type Libc = Functions<{ readonly [K in keyof typeof symbols as (typeof symbols)[K]["lib"] extends "c" ? K : never]: (typeof symbols)[K] }>;
+
+/**
+ * libc alone, for work that must not load UCX on this thread (the close-on-exec sweep runs on
+ * the application thread, where in thread mode UCX is never loaded). Throws `LibraryLoadError`.
+ */
+export function openLibc(): Libc {
+  return openOne(backend(), symbols, "c", undefined).functions as unknown as Libc;
+}
+
 /**
  * Open libcudart, if present: from `path` when given (UCX_TS_CUDART, which is then the only
  * place looked at), else by its sonames on the loader path. Throws `LibraryLoadError`.

@@ -169,6 +169,14 @@ export const symbols = {
   // The C environment UCX reads its configuration from (setenv before libucs loads; see load.ts).
   getenv: { lib: "c", args: ["cstr"], result: "ptr" },
   setenv: { lib: "c", args: ["cstr", "cstr", "i32"], result: "i32" },
+  // fcntl(fd, cmd, arg): UCX 1.13 opens its descriptors without FD_CLOEXEC; ucx-ts sets it
+  // (core/close-on-exec.ts) with F_GETFD/F_SETFD. fcntl is variadic in C; declared with one int
+  // argument it is called like any int function, which the x86-64 and AArch64 Linux ABIs allow
+  // for integer arguments (they travel in the same registers either way).
+  fcntl: { lib: "c", args: ["i32", "i32", "i32"], result: "i32" },
+  // malloc_trim(pad): glibc returns the free memory it keeps to the system. The soak calls it
+  // before a second RSS reading, so that what glibc retains is told apart from what is in use.
+  malloc_trim: { lib: "c", args: ["usize"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 /**

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import process from "node:process";
 import { runtime } from "../ffi/index.ts";
+import { markCloseOnExec } from "../core/close-on-exec.ts";
 import { UcxError } from "../core/errors.ts";
 
 export interface LaunchOptions {
@@ -108,6 +109,7 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
     };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
     const [cmd, ...pre] = options.rankCommand?.(rank, command) ?? command;
+    markCloseOnExec(); // a caller's open workers: the ranks inherit none of UCX's sockets (close-on-exec.ts)
     const child = spawn(cmd!, [...pre, script, ...(options.args ?? [])], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     for (const stream of ["stdout", "stderr"] as const) {

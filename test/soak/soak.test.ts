@@ -13,9 +13,9 @@ const NAME = "mixed traffic with endpoint closes, peer kills and aborts: every b
 
 // Deno ran this skipped until 2026-11-25: its coordinator died of SIGSEGV inside UCX 1.13.1's tcp
 // transport in 4 of 22 short soaks (an event handled for a tcp endpoint already freed, found in
-// core dumps). The cause was the peers inheriting the coordinator's UCX sockets (see peerArgv in
-// scripts/soak/main.ts, docs/guide.md "Child processes"); since they no longer do, 22 runs in a
-// row (seeds 7 and 9) ended clean. Deno's peers take seconds to start again after a kill on a
+// core dumps). The cause was the peers inheriting the coordinator's UCX sockets (docs/guide.md
+// "Child processes"; the library now marks them close-on-exec and the soak checks each new peer);
+// since they no longer do, 22 runs in a row (seeds 7 and 9) ended clean. Deno's peers take seconds to start again after a kill on a
 // loaded machine (one of those runs completed 3 operations in 6 s), so Deno gets 10 s.
 const seconds = runtime === "deno" ? "10" : "6";
 

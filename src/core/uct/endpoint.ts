@@ -14,6 +14,7 @@
  * endpoint until a flush completes otherwise).
  */
 import { UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
+import { markCloseOnExec } from "../close-on-exec.ts";
 import { invalidArgument, UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
@@ -88,6 +89,7 @@ export class UctEndpoint {
     check(u.uct_ep_create(u.addressOf(params.bytes), out.address()), `uct_ep_create(${iface.transport})`);
     const ep = new UctEndpoint(iface, out.pointer());
     iface.endpoints.add(ep);
+    markCloseOnExec(); // a tcp endpoint's socket (close-on-exec.ts)
     return ep;
   }
 

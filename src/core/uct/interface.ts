@@ -9,6 +9,7 @@
  * endpoint addresses).
  */
 import { UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
+import { markCloseOnExec } from "../close-on-exec.ts";
 import { invalidArgument, UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
@@ -88,6 +89,7 @@ export class UctInterface {
     // UCT interfaces are not progressed until asked: put this one's progress into the worker's queue.
     iface.ops.iface_progress_enable(iface.handle, C.UCT_PROGRESS_SEND | C.UCT_PROGRESS_RECV);
     worker.interfaces.add(iface);
+    markCloseOnExec(); // tcp's listening socket and epoll set (close-on-exec.ts)
     return iface;
   }
 

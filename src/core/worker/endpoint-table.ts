@@ -4,6 +4,7 @@
  * completion records (an endpoint's error, an active message's sender) are routed through.
  */
 import { asBytes, type BufferLike } from "../buffers.ts";
+import { markCloseOnExec } from "../close-on-exec.ts";
 import { Endpoint, type ErrorHandling } from "../endpoint.ts";
 import type { EndpointHost } from "../endpoint-host.ts";
 import { submission, type Submission } from "../engine/engine.ts";
@@ -96,6 +97,7 @@ export class EndpointTable {
       const status = (e as UcxError).status;
       throw remote && status !== undefined ? connectionError(status, remote.host, remote.port, describeStatus) : e;
     }
+    markCloseOnExec(); // the connection's sockets, before the caller can start a child process
     return ep;
   }
 
@@ -107,10 +109,13 @@ export class EndpointTable {
     if (scopes.loopback) this.pairLoopback(ep);
     this.endpoints.set(id, ep);
     const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
-    const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).catch((e: unknown) => {
-      this.forget(id);
-      throw e;
-    });
+    const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).then(
+      () => void markCloseOnExec(),
+      (e: unknown) => {
+        this.forget(id);
+        throw e;
+      },
+    );
     return { endpoint: ep, created };
   }
 
@@ -144,6 +149,7 @@ export class EndpointTable {
       this.endpoints.delete(id);
       throw e;
     }
+    markCloseOnExec(); // the accepted connection's sockets, before the application sees it
     return ep;
   }
 

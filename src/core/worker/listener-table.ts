@@ -2,6 +2,7 @@
  * A worker's listeners: `listen` on the hello (hello/connection.ts) or on UCX's sockaddr
  * listener, the close of either, and the table by id that connection requests are routed through.
  */
+import { markCloseOnExec } from "../close-on-exec.ts";
 import { submission } from "../engine/engine.ts";
 import { Op } from "../engine/records.ts";
 import type { ErrorHandling } from "../endpoint.ts";
@@ -57,6 +58,7 @@ export class ListenerTable {
           .promise,
       );
       listener.bound(port);
+      markCloseOnExec(); // the listening socket
     } catch (e) {
       this.listeners.delete(id);
       this.path.updateActive();
