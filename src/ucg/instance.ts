@@ -10,6 +10,9 @@ import type { ResolvedOp } from "./op.ts";
 import type { BufferName, Phase, Region } from "./phase.ts";
 import type { PlanConstant } from "./plans/base/plan_base.ts";
 
+/** A handler that marks a Promise's rejection handled (it is awaited, and thrown, later). */
+const ignoreRejection = (): void => {};
+
 /** A posted receive: its request id (what `Transport.cancel` takes) and its completion. */
 export interface PostedReceive {
   readonly id: number;
@@ -146,7 +149,13 @@ export class PlanInstance {
         if (step.transfers.length > 0) {
           const waiting = this.post(step.transfers, transport);
           if (stepTimes) posted = performance.now();
-          if (transport.spin && this.settleStep !== undefined) await transport.spin(this.stepPending);
+          if (transport.spin && this.settleStep !== undefined) {
+            // The step may fail while the spin still runs (a peer died): `waiting` then rejects
+            // before it is awaited, and the spin's turns of the event loop would report it
+            // unhandled, which ends the process. Marked handled here; the await below still throws.
+            waiting.catch(ignoreRejection);
+            await transport.spin(this.stepPending);
+          }
           await waiting;
         }
         const completed = stepTimes ? performance.now() : 0;

@@ -5,13 +5,16 @@ import { makeHeader, parseHeader } from "../../src/ucg/channel.ts";
 import { detectRte } from "../../src/ucg/rte.ts";
 import { ConfigRegistry } from "../../src/ucg/config.ts";
 import { configRegistry } from "../../src/ucg/context.ts";
-import { DECISION_TREES, PlanPool, prune } from "../../src/ucg/ppool.ts";
+import { DECISION_TREES, PLAN_TEMPLATES, PlanPool, prune } from "../../src/ucg/ppool.ts";
 import { resolveOp, defineOp } from "../../src/ucg/op.ts";
 import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
 import { UcxError } from "../../src/index.ts";
 import { dbtSegments } from "../../src/ucg/plans/dbt/dbt_segments.ts";
 import { spinWhile } from "../../src/ucg/step-spin.ts";
 import type { Worker } from "../../src/core/worker.ts";
+import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance.ts";
+import { normalize } from "../../src/ucg/request.ts";
+import process from "node:process";
 
 const test = suite("ucg/units");
 
@@ -87,6 +90,36 @@ test("a waiting step's spin polls while its step is pending, yields when a poll 
   assert.ok(took >= 5 && took < 1000, `took ${took} ms`);
   // The event's poll and at least one empty one (under load one yield may outlast the budget).
   assert.ok(polls >= 2, `polled ${polls} times`);
+});
+
+test("a step that fails while its spin still runs (a peer died) rejects its request, and nothing is reported unhandled meanwhile", async () => {
+  // Member 0 of a 2-member allreduce; its receive fails at once, while the spin keeps turning
+  // the event loop (as step-spin.ts does): the step's rejection must wait for its await there.
+  const n = normalize("allreduce", { send: new Float64Array(4), op: "sum" }, 0, 2);
+  const template = PLAN_TEMPLATES.find((t) => t.coll === "allreduce" && t.configTable === undefined)!;
+  const constant = template.build({ rank: 0, size: 2, count: n.count, root: n.root, commutative: true, elementSize: n.datatype.size }, {});
+  const instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch: n.datatype.create(constant.scratchCount) }, n.datatype, n.op);
+  const died = new UcxError("UCS_ERR_ENDPOINT_TIMEOUT", "the peer died");
+  const transport: Transport = {
+    send: async () => {},
+    recv: () => ({ id: 1, promise: Promise.reject(died) }),
+    cancel: () => {},
+    spin: async () => {
+      for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    },
+  };
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => unhandled.push(e);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    let caught: unknown;
+    await instance.execute(transport, new RunControl()).catch((e) => (caught = e));
+    assert.is(caught, died);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
 });
 
 test("decision trees: member-count questions are settled per group; the pick follows commutativity, size and UCX_TS_<COLL>_PLAN", () => {
