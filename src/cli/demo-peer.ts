@@ -90,7 +90,13 @@ export async function runPeer(o: PeerOptions, write: (text: string) => void): Pr
 
 type Check = (got: Uint8Array, pattern: Uint8Array, p: Plan, seed: number, what: string) => void;
 
-/** Pings come in on two alternating buffers and go straight back; verified while the pong is out. */
+/**
+ * Pings come in on two alternating buffers and go straight back; verified while the pong is out.
+ * The pong leaves before anything else is awaited: the next receive goes into the buffer of the
+ * previous pong, whose send completion may still be on its way (a thread-mode completion comes
+ * with a wake-up), and waiting for it first put that wake-up inside every timed round trip. A
+ * ping that arrives before its receive is posted is held by UCX as unexpected and matched then.
+ */
 async function ucxEcho(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check, corrupt: boolean): Promise<void> {
   const bufs = [receiveBuffer(p.size), receiveBuffer(p.size)];
   const pongs: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
@@ -98,11 +104,11 @@ async function ucxEcho(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check,
   for (let i = 0; i < p.pings; i++) {
     const r = await recv;
     const buf = bufs[i % 2]!;
+    pongs[i % 2] = ep.send(corrupt && i === 0 ? damaged(buf) : buf, TAG_PONG);
     if (i + 1 < p.pings) {
       await pongs[(i + 1) % 2];
       recv = ep.recv(bufs[(i + 1) % 2]!, TAG_PING);
     }
-    pongs[i % 2] = ep.send(corrupt && i === 0 ? damaged(buf) : buf, TAG_PONG);
     check(buf.subarray(0, r.length), pattern, p, i, "ucx-ts ping"); // while the pong is out
   }
   await Promise.all(pongs);

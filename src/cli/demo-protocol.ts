@@ -34,6 +34,8 @@ export interface Plan {
   readonly transfers: number;
   /** Messages per sendMany / recvMany window of the bulk phase. */
   readonly window: number;
+  /** sendMany windows the sender keeps in flight before it waits for the oldest one. */
+  readonly inFlight: number;
 }
 
 export function plan(size: number): Plan {
@@ -43,7 +45,11 @@ export function plan(size: number): Plan {
   // Small messages go in windows of 256 (one sendMany/recvMany each): a stream of them costs
   // per window, not per message.
   const window = size <= KiB ? 256 : size <= 64 * KiB ? 32 : size <= MiB ? 8 : 2;
-  return { size, pings, warmup, transfers, window: Math.min(window, transfers) };
+  // Small messages: every window at once (the messages are views of one pattern, nothing to
+  // hold back), as node:net's writes queue without waiting; waiting for a window of 8 B sends
+  // cost the sender a wake-up per window, which node:net never pays.
+  const inFlight = size <= KiB ? Math.ceil(transfers / window) : 2;
+  return { size, pings, warmup, transfers, window: Math.min(window, transfers), inFlight };
 }
 
 /** Seeds: pings use 0..pings-1, bulk transfers pings..pings+transfers-1. */
