@@ -14,7 +14,7 @@
 import process from "node:process";
 import { UcgContext, PLAN_TEMPLATES, type CollType, type CollectiveArray, type DatatypeName, type Group, UcxError } from "../../src/index.ts";
 import { DATATYPES } from "../../src/ucg/datatype.ts";
-import { describeCase, expectedOf, firstDifference, opOf, sendOf, type Case } from "./ucg-reference.ts";
+import { describeCase, expectedOf, firstDifference, opOf, rng, sendOf, type Case } from "./ucg-reference.ts";
 
 const mode = process.env.UCX_TS_UCG_TEST ?? "sample";
 const seed = Number(process.env.UCX_TS_UCG_SEED ?? 1);
@@ -23,16 +23,6 @@ let checks = 0;
 function fail(what: string): never {
   console.log(`UCG_FAIL ${what}`);
   process.exit(1);
-}
-
-function rng(s: number): () => number {
-  let x = s >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
 }
 
 const INTS: DatatypeName[] = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"];

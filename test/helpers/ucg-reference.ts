@@ -11,6 +11,17 @@ export const INT_BITS: Partial<Record<DatatypeName, [bits: number, signed: boole
   uint8: [8, false], uint16: [16, false], uint32: [32, false], uint64: [64, false],
 };
 
+/** A seeded xorshift32 generator in [0, 1): the ucg tests' samples (same seed, same sample). */
+export function rng(s: number): () => number {
+  let x = s >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
 /** Deterministic small values (exact in float32 sums and products of 8), some zeros for land/lor. */
 export function value(seed: number, rank: number, i: number, dtype: DatatypeName, op: string): number {
   let x = (seed * 7919 + rank * 104729 + i * 31337) >>> 0;

@@ -18,7 +18,7 @@ import { ucgInfoCommand } from "../../src/cli/ucg-commands.ts";
 import { UcxError, type DatatypeName } from "../../src/index.ts";
 import { DATATYPES } from "../../src/ucg/datatype.ts";
 import { simulate } from "../helpers/ucg-simulation.ts";
-import { describeCase, type Case } from "../helpers/ucg-reference.ts";
+import { describeCase, rng, type Case } from "../helpers/ucg-reference.ts";
 
 const test = suite("ucg/sliding-window");
 const full = process.env.UCX_TS_UCG_FULL === "1";
@@ -33,16 +33,6 @@ const FAMILIES: Record<string, DatatypeName[]> = {
 const INT_OPS = ["sum", "prod", "min", "max", "band", "bor", "bxor", "land", "lor"];
 const FLOAT_OPS = ["sum", "prod", "min", "max", "land", "lor"];
 const SIZES = [1, 2, 3, 4, 5, 7, 8];
-
-function rng(s: number): () => number {
-  let x = s >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
 
 async function check(c: Case, size: number, tunables: { WINDOW: number; CHUNK_BYTES: number }): Promise<void> {
   const problem = await simulate(swAllreducePlan, c, size, tunables);
