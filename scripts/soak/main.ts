@@ -45,6 +45,21 @@ function kindsOption(): readonly OpKind[] {
   return chosen as OpKind[];
 }
 
+const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
+  [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES]
+(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles, faults every 2000 ms on average, all kinds, 16 MiB)`;
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size"];
+// A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const unknown = process.argv.slice(2).filter((a) => a.startsWith("-") && !KNOWN_OPTIONS.includes(a.replace(/^--/, "")));
+if (unknown.length > 0) {
+  console.error(`soak: unknown option ${unknown.join(", ")}\n${USAGE}`);
+  process.exit(2);
+}
+
 const seconds = option("seconds", 60 * option("minutes", 1));
 const peers = Math.min(3, Math.max(1, option("peers", 2)));
 const lanes = Math.max(1, option("lanes", 4));
