@@ -12,7 +12,7 @@ import { UcxError } from "../core/errors.ts";
 import type { CollType } from "./coll-type.ts";
 import { makeHeader } from "./channel.ts";
 import type { CollectiveArray } from "./datatype.ts";
-import { RunControl, type Transport } from "./instance.ts";
+import { ignoreRejection, RunControl, type Transport } from "./instance.ts";
 import type { OpLike } from "./op.ts";
 import type { CallFacts, DecisionTree } from "./ppool.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
@@ -183,7 +183,8 @@ export class Group {
       }
     };
     const p = this.queued++ === 0 ? run() : this.tail.then(run, run);
-    this.tail = p.catch(ignore);
+    // The tail only orders requests: a request's failure is its caller's, the next one runs anyway.
+    this.tail = p.catch(ignoreRejection);
     return p;
   }
 
@@ -219,5 +220,3 @@ export class Group {
   }
 }
 
-/** The tail's rejection handler (a request's failure is its caller's; the next one runs anyway). */
-function ignore(): void {}

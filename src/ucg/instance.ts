@@ -11,7 +11,7 @@ import type { BufferName, Phase, Region } from "./phase.ts";
 import type { PlanConstant } from "./plans/base/plan_base.ts";
 
 /** A handler that marks a Promise's rejection handled (it is awaited, and thrown, later). */
-const ignoreRejection = (): void => {};
+export const ignoreRejection = (): void => {};
 
 /** A posted receive: its request id (what `Transport.cancel` takes) and its completion. */
 export interface PostedReceive {
