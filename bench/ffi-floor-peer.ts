@@ -145,7 +145,17 @@ if (role === "server") {
   const ack = new Uint8Array(8);
   for (;;) {
     const { tag, length } = finishRecv(postRecv(buf, 0, 0));
-    if (tag === 9) break;
+    if (tag === 9) {
+      // The client waits for this reply before it exits: its end arrived. The flush lets the reply
+      // leave; with error handling "peer" it may fail once the client has read it and gone.
+      waitRequest(send(ep, ack, 10), "bye");
+      const flush = u.ucp_ep_flush_nbx(ep, scratch.sendParamAddress);
+      if (flush !== 0 && !ptrIsError(flush)) {
+        while (u.ucp_request_check_status(flush) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
+        u.ucp_request_free(flush);
+      }
+      break;
+    }
     if (tag === 1) waitRequest(send(ep, buf.subarray(0, length), 2), "echo");
     else if (tag === 4) waitRequest(send(ep, ack, 5), "ack");
   }
@@ -190,10 +200,11 @@ if (role === "server") {
     }
     results.push({ kind: "bw_MBps", size, value: bytes / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
   }
+  // The server answers the end before it exits (a flush here would fail with
+  // UCS_ERR_CONNECTION_RESET under error handling "peer" once the server is gone).
+  const bye = postRecv(ack, 10, -1);
   waitRequest(send(ep, new Uint8Array(1), 9), "end");
-  // Let the last message leave before the endpoint goes.
-  const flush = u.ucp_ep_flush_nbx(ep, scratch.sendParamAddress);
-  waitRequest(flush, "flush");
+  finishRecv(bye);
   process.stdout.write(JSON.stringify(results) + "\n");
 }
 process.exit(0);
