@@ -1,6 +1,7 @@
 // Running benchmark peers: a runtime's argv, a child to completion, and a server/client pair
 // (start the server, read the port it prints, run the client, return the client's JSON line).
 import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 const bin = "node_modules/.bin";
 
@@ -56,7 +57,28 @@ export async function pair(serverArgv, clientArgv, env) {
 }
 
 /** `--name a,b` from argv as ["a", "b"], or `def`; `--flag` presence with flag(). */
-export function options(argv) {
+/**
+ * A runner's options: `opt(name, default)` reads `--name a,b` as a list, `flag(name)` a bare
+ * `--name`. `--help` prints the runner's leading comment (its usage) and exits; an option that is
+ * not in `known` is refused (exit 2) before anything runs: a misspelt option used to be ignored
+ * and a whole default benchmark (minutes) ran instead.
+ */
+export function options(argv, scriptUrl, known) {
+  const usage = () =>
+    readFileSync(new URL(scriptUrl), "utf8")
+      .split("\n")
+      .filter((line, i, lines) => lines.slice(0, i + 1).every((l) => l.startsWith("//")))
+      .map((line) => line.replace(/^\/\/ ?/, ""))
+      .join("\n");
+  if (argv.includes("--help")) {
+    console.log(usage());
+    process.exit(0);
+  }
+  const unknown = argv.filter((a) => a.startsWith("--") && !known.includes(a.slice(2)));
+  if (unknown.length > 0) {
+    console.error(`unknown option ${unknown.join(", ")}; the options are:\n${usage()}`);
+    process.exit(2);
+  }
   const opt = (name, def) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1].split(",") : def;

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { hasPerftest, options, pair, perftest, runtimeArgv } from "./processes.mjs";
 
-const { opt, flag } = options(process.argv.slice(2));
+const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["allocator", "dist", "errors", "modes", "quick", "runtimes"]);
 const quick = flag("quick");
 const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);

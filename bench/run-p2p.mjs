@@ -14,7 +14,7 @@ import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./proces
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
-const { opt, flag } = options(process.argv.slice(2));
+const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["dist", "errors", "modes", "plan", "profile", "quick", "rounds", "rtt8", "runtimes"]);
 const quick = flag("quick");
 const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);

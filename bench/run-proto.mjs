@@ -13,7 +13,7 @@ import { options, pair, run, runtimeArgv } from "./processes.mjs";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
-const { opt, flag } = options(process.argv.slice(2));
+const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["calibration", "modes", "quick", "repeat", "runtimes"]);
 const quick = flag("quick");
 const runtimes = opt("runtimes", ["node"]);
 const modes = opt("modes", ["polling", "thread"]);

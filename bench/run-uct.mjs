@@ -9,7 +9,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { hasPerftest, options, run, runtimeArgv } from "./processes.mjs";
 
-const { opt, flag } = options(process.argv.slice(2));
+const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["iterations", "quick", "runtimes", "sizes", "transports"]);
 const quick = flag("quick");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
 const transports = opt("transports", ["posix/memory", "sysv/memory", "tcp/lo", "cma/memory"]);
