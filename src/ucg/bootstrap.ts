@@ -18,68 +18,11 @@ import type { Worker } from "../core/worker.ts";
 import { Channel, makeHeader, MAX_GROUP_ID } from "./channel.ts";
 import { CONTROL_COLL_TYPE } from "./coll-type.ts";
 import type { Rte } from "./rte.ts";
+import { type BootstrapTable, decodeHello, decodeTable, decodeTableLength, encodeHello, encodeTable, HELLO_CAPACITY } from "./bootstrap-wire.ts";
 
 const TAG_HELLO = 1;
 const TAG_TABLE_LENGTH = 2;
 const TAG_TABLE = 3;
-/** Largest hello (rank, host, worker address): UCX addresses are a few hundred bytes. */
-const HELLO_CAPACITY = 64 * 1024;
-
-export interface BootstrapResult {
-  readonly addresses: readonly Uint8Array[];
-  readonly hosts: readonly string[];
-}
-
-function encodeHello(rank: number, host: string, address: Uint8Array): Uint8Array {
-  const h = new TextEncoder().encode(host);
-  const out = new Uint8Array(6 + h.length + address.length);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, rank, true);
-  dv.setUint16(4, h.length, true);
-  out.set(h, 6);
-  out.set(address, 6 + h.length);
-  return out;
-}
-
-function decodeHello(bytes: Uint8Array): { rank: number; host: string; address: Uint8Array } {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  const hostLength = dv.getUint16(4, true);
-  return { rank: dv.getUint32(0, true), host: new TextDecoder().decode(bytes.subarray(6, 6 + hostLength)), address: bytes.slice(6 + hostLength) };
-}
-
-function encodeTable(hosts: readonly string[], addresses: readonly Uint8Array[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  for (let r = 0; r < hosts.length; r++) {
-    const h = new TextEncoder().encode(hosts[r]!);
-    const head = new Uint8Array(6);
-    new DataView(head.buffer).setUint16(0, h.length, true);
-    new DataView(head.buffer).setUint32(2, addresses[r]!.length, true);
-    parts.push(head, h, addresses[r]!);
-  }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function decodeTable(bytes: Uint8Array, size: number): BootstrapResult {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  const hosts: string[] = [];
-  const addresses: Uint8Array[] = [];
-  let at = 0;
-  for (let r = 0; r < size; r++) {
-    if (at + 6 > bytes.length) throw new UcxError("UCX_TS_PROTOCOL_ERROR", "bootstrap: the address table from rank 0 is truncated");
-    const hl = dv.getUint16(at, true);
-    const al = dv.getUint32(at + 2, true);
-    hosts.push(new TextDecoder().decode(bytes.subarray(at + 6, at + 6 + hl)));
-    addresses.push(bytes.slice(at + 6 + hl, at + 6 + hl + al));
-    at += 6 + hl + al;
-  }
-  return { hosts, addresses };
-}
 
 async function within<T>(p: Promise<T>, deadline: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -101,12 +44,12 @@ export function thisHost(env: Readonly<Record<string, string | undefined>> = pro
 }
 
 /** Runs the bootstrap and fills `channel` with an endpoint to every other process. */
-export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string }): Promise<BootstrapResult> {
+export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string }): Promise<BootstrapTable> {
   const own = await worker.address();
   if (rte.size === 1) return { addresses: [own], hosts: [options.host] };
   const deadline = Date.now() + options.timeoutMs;
   const root = rte.root!;
-  let table: BootstrapResult;
+  let table: BootstrapTable;
   const helloEndpoints: Endpoint[] = [];
   let listener: Awaited<ReturnType<Worker["listen"]>> | undefined;
   try {
@@ -165,7 +108,7 @@ export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, opti
       await within(ep.send(encodeHello(rte.rank, options.host, own), TAG_HELLO), deadline, "sending this process's address to rank 0");
       const length = new Uint8Array(8);
       await within(ep.recv(length, TAG_TABLE_LENGTH), deadline, "the address table's length from rank 0");
-      const bytes = new Uint8Array(new DataView(length.buffer).getUint32(0, true));
+      const bytes = new Uint8Array(decodeTableLength(length, rte.size));
       await within(ep.recv(bytes, TAG_TABLE), deadline, "the address table from rank 0");
       table = decodeTable(bytes, rte.size);
     }

@@ -14,6 +14,7 @@ import { fuzzAmHeaders } from "./am-header.ts";
 import { fuzzRkeys } from "./rkey.ts";
 import { fuzzHello } from "./hello.ts";
 import { fuzzTransferProtocol } from "./transfer-protocol.ts";
+import { fuzzUcgBootstrap } from "./ucg-bootstrap.ts";
 
 /** Each module and the inputs it tries whatever the time (a session of the transfer protocol costs ~70 ms). */
 const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number]> = {
@@ -22,6 +23,7 @@ const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number
   rkey: [fuzzRkeys, 100],
   hello: [fuzzHello, 100],
   "transfer-protocol": [fuzzTransferProtocol, 16],
+  "ucg-bootstrap": [fuzzUcgBootstrap, 300],
 };
 
 const [mode = "thread", seedText = "1", ...names] = process.argv.slice(2);
