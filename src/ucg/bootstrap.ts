@@ -2,8 +2,9 @@
  * Bootstrap: every process learns every other's worker address, through rank 0's listener only
  * (so the same script runs on one host or many: no shared files, no launcher cooperation beyond
  * the rte's variables).
- *  1. rank 0 listens on UCX_TS_ROOT_ADDR's port (ucx-ts's hello listener); the others connect to
- *     it, retrying until it is up, and send their rank, host name and worker address;
+ *  1. rank 0 listens on UCX_TS_ROOT_ADDR's port (ucx-ts's hello listener, authenticated when the
+ *     job has a secret: bootstrap-secret.ts); the others connect to it, retrying until it is up,
+ *     and send their rank, host name and worker address (bootstrap-wire.ts);
  *  2. rank 0 sends everyone the table of all of them (its length first, then the table);
  *  3. every process connects to every other by worker address (raw 64-bit tags, error handling
  *     as configured) and exchanges one empty control message with each, so that every link is
@@ -18,6 +19,7 @@ import type { Worker } from "../core/worker.ts";
 import { Channel, makeHeader, MAX_GROUP_ID } from "./channel.ts";
 import { CONTROL_COLL_TYPE } from "./coll-type.ts";
 import type { Rte } from "./rte.ts";
+import type { HelloAuthOptions } from "../core/hello/auth.ts";
 import { type BootstrapTable, decodeHello, decodeTable, decodeTableLength, encodeHello, encodeTable, HELLO_CAPACITY } from "./bootstrap-wire.ts";
 
 const TAG_HELLO = 1;
@@ -44,7 +46,7 @@ export function thisHost(env: Readonly<Record<string, string | undefined>> = pro
 }
 
 /** Runs the bootstrap and fills `channel` with an endpoint to every other process. */
-export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string }): Promise<BootstrapTable> {
+export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string; auth?: HelloAuthOptions }): Promise<BootstrapTable> {
   const own = await worker.address();
   if (rte.size === 1) return { addresses: [own], hosts: [options.host] };
   const deadline = Date.now() + options.timeoutMs;
@@ -58,6 +60,7 @@ export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, opti
       let wake: (() => void) | undefined;
       listener = await worker.listen({
         port: root.port,
+        auth: options.auth,
         onConnection: (ep: Endpoint) => {
           accepted.push(ep);
           wake?.();
@@ -98,8 +101,10 @@ export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, opti
       while (!ep) {
         if (Date.now() > deadline) throw new UcxError("UCS_ERR_TIMED_OUT", `bootstrap: could not reach rank 0 at ${root.host}:${root.port} (${String((lastError as Error)?.message ?? lastError)})`, { status: -20, cause: lastError });
         try {
-          ep = await worker.connect({ host: root.host, port: root.port });
+          ep = await worker.connect({ host: root.host, port: root.port }, { auth: options.auth });
         } catch (e) {
+          // Refused for the secret: retrying cannot help (bootstrap-secret.ts).
+          if (e instanceof UcxError && e.code === "UCX_TS_AUTH_FAILED") throw e;
           lastError = e;
           await new Promise((r) => setTimeout(r, 50));
         }

@@ -17,6 +17,8 @@ import { Worker, type WorkerOptions } from "../core/worker.ts";
 import type { ErrorHandling } from "../core/endpoint.ts";
 import type { ProgressMode } from "../core/engine/engine.ts";
 import { bootstrap, thisHost } from "./bootstrap.ts";
+import { bootstrapAuth } from "./bootstrap-secret.ts";
+import type { HelloAuthOptions } from "../core/hello/auth.ts";
 import { Channel } from "./channel.ts";
 import { ConfigRegistry, type ResolvedConfig } from "./config.ts";
 import { Group } from "./group.ts";
@@ -34,6 +36,12 @@ export interface UcgContextOptions {
   readonly errorHandling?: ErrorHandling;
   /** Collectives configuration by full variable name (`{ UCX_TS_KN_RADIX: 2, UCX_TS_ALLREDUCE_PLAN: "1" }`), over the environment's. */
   readonly config?: Readonly<Record<string, string | number>>;
+  /**
+   * The bootstrap's shared secret: only processes that hold it join (bootstrap-secret.ts). Default
+   * from UCX_TS_BOOTSTRAP_SECRET_FILE or UCX_TS_BOOTSTRAP_SECRET (`ucx-ts run` sets a fresh one);
+   * without any, the bootstrap is open to whoever reaches rank 0's port first.
+   */
+  readonly auth?: HelloAuthOptions;
   /** How long the bootstrap may take (default 30 s, UCX_TS_BOOTSTRAP_TIMEOUT in ms). */
   readonly bootstrapTimeoutMs?: number;
   /** More options for the worker (its UCX config, spin budgets). */
@@ -77,10 +85,11 @@ export class UcgContext {
     const config = configRegistry().resolve(process.env, options.config ?? {});
     const ppool = new PlanPool(config);
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
+    const auth = bootstrapAuth(process.env, options.auth);
     const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
-      const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
+      const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth });
       // A waiting step polls and yields (step-spin.ts) where this host has more ranks than cores.
       const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
       if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;

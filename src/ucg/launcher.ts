@@ -4,6 +4,7 @@
  * line with a "[rank] " prefix. The first rank that fails (non-zero exit or a signal) ends the
  * others (SIGTERM, then SIGKILL after a grace period), and the launch fails with its status.
  * For one machine only: across machines use mpirun or srun with UCX_TS_ROOT_ADDR exported.
+ * The ranks share a fresh bootstrap secret (UCX_TS_BOOTSTRAP_SECRET) unless one is given.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
@@ -11,6 +12,7 @@ import process from "node:process";
 import { runtime } from "../ffi/index.ts";
 import { markCloseOnExec } from "../core/close-on-exec.ts";
 import { UcxError } from "../core/errors.ts";
+import { jobSecretEnv } from "./bootstrap-secret.ts";
 
 export interface LaunchOptions {
   readonly n: number;
@@ -97,10 +99,13 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
     hard.unref?.();
   };
   const exits: Promise<void>[] = [];
+  // One secret for the job's bootstrap (bootstrap-secret.ts): no other process joins it.
+  const secret = jobSecretEnv({ ...process.env, ...options.env });
   for (let rank = 0; rank < n; rank++) {
     const env: Record<string, string | undefined> = {
       ...process.env,
       ...options.env,
+      ...secret,
       ...options.rankEnv?.(rank),
       UCX_TS_RANK: String(rank),
       UCX_TS_SIZE: String(n),

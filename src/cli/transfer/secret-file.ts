@@ -1,28 +1,17 @@
 /**
  * `--secret-file FILE` of `ucx-ts send` / `ucx-ts recv`: the shared secret of the hello's
- * authentication (core/hello/auth.ts). Like ssh with its keys, a file that other users can read
- * or change is refused: the secret would be theirs too. One trailing newline is not part of the
- * secret, so `openssl rand -hex 32 > FILE` works as written.
+ * authentication (core/hello/auth.ts), read and checked by core/hello/secret-file.ts (a file
+ * other users can read or change is refused); its refusal becomes the command's usage error.
  */
-import { readFileSync, statSync } from "node:fs";
-import { MIN_SECRET_BYTES } from "../../core/hello/auth.ts";
+import { readSecretFile as readChecked } from "../../core/hello/secret-file.ts";
+import { UcxError } from "../../core/errors.ts";
 import { UsageError } from "../info-command.ts";
 
 export function readSecretFile(path: string, command: string): Uint8Array {
-  let mode: number;
-  let bytes: Uint8Array;
   try {
-    mode = statSync(path).mode;
-    bytes = new Uint8Array(readFileSync(path));
+    return readChecked(path);
   } catch (e) {
-    throw new UsageError(`${command}: cannot read --secret-file ${path}: ${(e as Error).message}`);
+    if (e instanceof UcxError) throw new UsageError(`${command}: --secret-file: ${e.message}`);
+    throw e;
   }
-  if ((mode & 0o077) !== 0) {
-    throw new UsageError(`${command}: --secret-file ${path} is accessible to other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
-  }
-  let end = bytes.length;
-  if (end > 0 && bytes[end - 1] === 0x0a) end--;
-  if (end > 0 && bytes[end - 1] === 0x0d) end--;
-  if (end < MIN_SECRET_BYTES) throw new UsageError(`${command}: --secret-file ${path} holds ${end} bytes; at least ${MIN_SECRET_BYTES} random bytes are needed`);
-  return bytes.subarray(0, end);
 }
