@@ -13,20 +13,11 @@ import { bootstrap } from "../../src/ucg/bootstrap.ts";
 import { bootstrapAuth, jobSecretEnv } from "../../src/ucg/bootstrap-secret.ts";
 import { Channel } from "../../src/ucg/channel.ts";
 import type { Rte } from "../../src/ucg/rte.ts";
+import { freePort } from "../../src/ucg/launcher.ts";
 import { drive, ucxRejection } from "../helpers/workers.ts";
-import { createServer } from "node:net";
 
 const test = suite("ucg/bootstrap");
 const SECRET = "0123456789abcdef0123456789abcdef";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test("the secret comes from the option, then UCX_TS_BOOTSTRAP_SECRET_FILE (owner-only), then UCX_TS_BOOTSTRAP_SECRET; ucx-ts run makes one per job", () => {
   const dir = mkdtempSync(join(tmpdir(), "ucx-ts-secret-"));

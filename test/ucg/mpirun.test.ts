@@ -2,13 +2,14 @@
  * The same script under Open MPI's launcher: `mpirun -n 4 <this runtime> script` runs an
  * ordinary allreduce script (test/helpers/ucg-mpirun-allreduce.ts, nothing launcher-specific in
  * it); the rte takes rank and size from OMPI_COMM_WORLD_RANK/SIZE and rank 0's bootstrap address
- * from UCX_TS_ROOT_ADDR, passed with `-x` as a user would across hosts. Every rank's result is
+ * from UCX_TS_ROOT_ADDR (and the bootstrap's secret), passed with `-x` as a user would across hosts. Every rank's result is
  * checked. Open MPI comes from scripts/setup-mpi (Debian's openmpi-bin, installed when missing
  * and this runs as root with apt-get); where it cannot be had the test is skipped with the reason.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { freePort } from "../../src/ucg/launcher.ts";
 import { repoRoot, runArgv, runtimeArgv } from "../helpers/spawn.ts";
 import { skipWithReason } from "../helpers/skip.ts";
@@ -38,6 +39,8 @@ if (why) {
         // mpirun's own limit, so that a hung rank ends with the job instead of outliving it.
         "--timeout", "60",
         "-x", `UCX_TS_ROOT_ADDR=127.0.0.1:${port}`,
+        // The bootstrap's secret as a user passes one through mpirun (bootstrap-secret.ts).
+        "-x", `UCX_TS_BOOTSTRAP_SECRET=${randomBytes(32).toString("hex")}`,
         ...runtimeArgv(SCRIPT),
       ],
       [],
