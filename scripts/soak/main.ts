@@ -14,7 +14,9 @@
  * its address and a memory mapping first, default 1000: worker-cycles.ts),
  * --seed N, --fault-every-ms N (mean time between faults, default 2000; 0: no faults), --kinds
  * tag,stream,... (only these operation kinds; default all: to compare each kind's growth),
- * --max-size N (bytes; caps every payload, default 16 MiB).
+ * --max-size N (bytes; caps every payload, default 16 MiB), --collectives N (ranks per collectives
+ * job, default 3; 0: none). Meanwhile jobs of N ranks run seeded random collectives, every result
+ * checked, some losing a rank to SIGKILL (collectives.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
@@ -27,6 +29,7 @@ import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER
 import { growth, round, sample, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, runOp } from "./traffic.ts";
 import { workerCycles } from "./worker-cycles.ts";
+import { collectivesLane, type CollectivesReport } from "./collectives.ts";
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -46,9 +49,10 @@ function kindsOption(): readonly OpKind[] {
 }
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
-  [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES]
-(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles, faults every 2000 ms on average, all kinds, 16 MiB)`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size"];
+  [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
+(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles, faults every 2000 ms on average, all kinds, 16 MiB,
+ collective jobs of 3 ranks; 0: none)`;
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size", "collectives"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -68,6 +72,7 @@ const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = kindsOption();
 const maxSize = Math.max(1, option("max-size", 16 * 2 ** 20));
+const collectiveRanks = Math.min(8, option("collectives", 3));
 const OP_TIMEOUT_MS = 60_000;
 const rand = seededRandom(seed);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -290,9 +295,13 @@ async function sampler(): Promise<void> {
   samples.push(sample(started, stats.ops));
 }
 
+// The collectives' jobs draw from their own generator: the p2p traffic of a seed stays as it was.
+const collectivesDone: Promise<CollectivesReport | undefined> =
+  collectiveRanks > 0 ? collectivesLane({ ranks: collectiveRanks, deadline, seed, rand: seededRandom(seed + 1), faults: faultEveryMs > 0 }) : Promise.resolve(undefined);
 await Promise.all([...Array.from({ length: lanes }, lane), faults(), sampler()]);
 const trafficSeconds = (Date.now() - started) / 1000;
 process.stderr.write(`soak: traffic done after ${round(trafficSeconds)} s; closing\n`);
+const ucg = await collectivesDone;
 
 // Wind down: peers stop (stdin closes), connections close.
 for (const s of slots) {
@@ -322,7 +331,8 @@ const atRest = {
 const cycleReport = cycles > 0 ? await workerCycles(cycles, "polling") : undefined;
 // Plain cycles: no fd more, and RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a leak).
 const cyclesGrew = cycleReport !== undefined && (cycleReport.fds.growth > 0 || (cycleReport.cycles >= 200 && cycleReport.rssMiB.growth > 8 + cycleReport.cycles / 64));
-const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew;
+const ucgFailed = ucg !== undefined && (Object.keys(ucg.unexpected).length > 0 || ucg.collectives === 0);
+const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed;
 
 const lines = [
   `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
@@ -339,11 +349,22 @@ const lines = [
   `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,
   "samples (s, ops, RSS MiB, RSS after trim MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
+  ...(ucg
+    ? [
+        `collectives       ${ucg.collectives} in ${ucg.jobs} jobs of ${ucg.ranks} ranks (${ucg.killedJobs} lost a rank), ${ucg.elementsVerified} elements verified`,
+        `  errors, expected  ${Object.entries(ucg.expected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
+        `  errors, UNEXPECTED ${Object.entries(ucg.unexpected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
+        ...ucg.firstUnexpected.map((m) => `    ${m}`),
+        ucg.longestCleanJob
+          ? `  rank 0 of the longest clean job: ${ucg.longestCleanJob.collectives} collectives in ${ucg.longestCleanJob.seconds} s, RSS after trim ${ucg.longestCleanJob.trimmedRssMiB.first} -> ${ucg.longestCleanJob.trimmedRssMiB.last} MiB after warm-up, ${ucg.longestCleanJob.miBPer100k} MiB per 100k collectives`
+          : "  no clean job long enough for a growth figure",
+      ]
+    : ["collectives       skipped"]),
   cycleReport
     ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, cycles: cycleReport }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, cycles: cycleReport, collectives: ucg }));
 process.exit(failed ? 1 : 0);

@@ -112,6 +112,11 @@ export class UcgContext {
     return g;
   }
 
+  /** @internal */
+  removeGroup(g: Group): void {
+    this.groups.delete(g);
+  }
+
   /**
    * Collective over the world: a barrier (so nobody closes a link another still needs; bounded
    * by `timeoutMs`, default 10 s), then the endpoints and the worker. A process that died makes

@@ -18,4 +18,6 @@ export interface GroupContext<G> {
   readonly closed: boolean;
   /** Registers group `id` of `members` (world ranks) and returns it. */
   addGroup(id: number, members: readonly number[]): G;
+  /** Forgets a freed group: member failures no longer reach it, and nothing holds it any more. */
+  removeGroup(group: G): void;
 }

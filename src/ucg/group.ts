@@ -38,6 +38,7 @@ export class Group {
   private brokenBy: UcxError | undefined;
   private readonly running = new Set<RunControl>();
   private readonly transports = new Map<number, Transport>();
+  #freed = false;
 
   constructor(readonly context: GroupContext<Group>, readonly id: number, readonly members: readonly number[]) {
     this.rank = members.indexOf(context.rte.rank);
@@ -95,6 +96,7 @@ export class Group {
 
   /** A persistent request: plan chosen and bound once, `start()` as often as wanted. */
   init(coll: CollType, spec: CollectiveSpec = {}, options: { measurePhases?: boolean } = {}): CollectiveRequest {
+    if (this.#freed) throw this.freedError();
     this.assertUsable();
     return new CollectiveRequest(this, coll, spec, options);
   }
@@ -121,6 +123,24 @@ export class Group {
     this.context.nextGroupId = id + 1;
     if (!ranks.includes(this.rank)) return undefined;
     return this.context.addGroup(id, ranks.map((r) => this.handleOf(r)));
+  }
+
+  /**
+   * Releases a subgroup (MPI_Comm_free): once the requests already started on it end, its cached
+   * plans and transports are dropped and the context forgets it; later calls reject with
+   * UCX_TS_CLOSED. Local, not collective: its id is never given out again (ids only grow), so a
+   * member that frees it early cannot catch another group's messages. A program that makes
+   * subgroups over and over frees them, or holds each one's plans and buffers for good.
+   * The world group lives as long as the context.
+   */
+  async free(): Promise<void> {
+    if (this.id === 0) throw new UcxError("UCX_TS_INVALID_ARGUMENT", "the world group cannot be freed: close the context");
+    if (this.#freed) return;
+    this.#freed = true;
+    await this.tail;
+    this.constants.clear();
+    this.transports.clear();
+    this.context.removeGroup(this);
   }
 
   // --- plans and execution ---------------------------------------------------------------
@@ -152,6 +172,8 @@ export class Group {
    * `start()` returns), rather than a microtask later behind the tail.
    */
   enqueue(body: (t: Transport, run: RunControl) => Promise<CollectiveResult>, transport: Transport, coll: CollType, options: StartOptions): Promise<CollectiveResult> {
+    // Refused here, not when its turn comes: requests started before free() still run.
+    if (this.#freed) return Promise.reject(this.freedError());
     const run = async (): Promise<CollectiveResult> => {
       const control = new RunControl();
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -186,6 +208,10 @@ export class Group {
     // The tail only orders requests: a request's failure is its caller's, the next one runs anyway.
     this.tail = p.catch(ignoreRejection);
     return p;
+  }
+
+  private freedError(): UcxError {
+    return new UcxError("UCX_TS_CLOSED", `group ${this.id} is freed`);
   }
 
   /** @internal Breaks the group: running requests are aborted (their receives cancelled), later ones reject. */

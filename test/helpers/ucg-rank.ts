@@ -3,7 +3,8 @@
  * function) with UCX_TS_RANK/SIZE/ROOT_ADDR set. UCX_TS_UCG_TEST picks what it does:
  *  - "sample" (seed UCX_TS_UCG_SEED): a seeded sample of every collective x type x op x size,
  *    each with the decision tree's plan and with every other plan that can run it, 0 elements
- *    and ~1 MiB, a non-commutative user op, two subgroups running concurrently with the world,
+ *    and ~1 MiB, a non-commutative user op, two subgroups running concurrently with the world
+ *    (one freed with a request still queued),
  *    a persistent request started 100 times, and plan reuse;
  *  - "full": every collective x datatype x op x sizes 0..8 MiB (npm run test:full);
  *  - "die": the last rank leaves without a word after the bootstrap; the others' allreduce must
@@ -132,7 +133,19 @@ async function concurrentGroups(ctx: UcgContext): Promise<void> {
   for (let k = 0; k < 10; k++) {
     for (const g of [world, reversed, ...(evens ? [evens] : [])]) for (const c of cases(g, k)) all.push(runCase(g, c));
   }
+  // Free a subgroup while a request started on it is still queued: that one still runs; a
+  // later call rejects with UCX_TS_CLOSED; the world and the other subgroup go on; the world
+  // group cannot be freed.
+  const last = runCase(reversed, { coll: "allreduce", dtype: "int32", op: "sum", count: 7, root: 0, seed: 400 });
+  const freed = reversed.free();
+  all.push(last, freed);
   await Promise.all(all);
+  const refused = await reversed.barrier().then(() => "resolved", (e: unknown) => (e instanceof UcxError ? e.code : String(e)));
+  if (refused !== "UCX_TS_CLOSED") fail(`a freed group's barrier: ${refused}, expected UCX_TS_CLOSED`);
+  const world0 = await world.free().then(() => "resolved", (e: unknown) => (e instanceof UcxError ? e.code : String(e)));
+  if (world0 !== "UCX_TS_INVALID_ARGUMENT") fail(`freeing the world group: ${world0}`);
+  await runCase(world, { coll: "allreduce", dtype: "int32", op: "sum", count: 9, root: 0, seed: 401 });
+  if (evens) await runCase(evens, { coll: "allgather", dtype: "int32", op: "sum", count: 2, root: 0, seed: 402 });
 }
 
 async function persistent(world: Group): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * The soak (scripts/soak/main.ts), short: a few seconds of mixed traffic between this runtime's
- * processes with faults injected, every byte checked, then Worker create/close cycles. `npm run
+ * processes with faults injected, every byte checked, a job of 2 ranks running random
+ * collectives beside it, then Worker create/close cycles. `npm run
  * soak -- --minutes N` is the long one.
  */
 import { suite } from "uvu";
@@ -28,7 +29,7 @@ const seconds = runtime === "deno" ? "10" : "6";
 const UCX_TCP_ZCOPY_ASSERTION = /Assertion `comp->count > 0' failed: .*ucp_proto_am_zcopy_completion/;
 
 async function soak(seed: number) {
-  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "40", "--seed", String(seed), "--fault-every-ms", "1200"], { timeoutMs: 120_000 });
+  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "40", "--seed", String(seed), "--fault-every-ms", "1200", "--collectives", "2"], { timeoutMs: 120_000 });
 }
 
 test(NAME, async () => {
@@ -49,6 +50,7 @@ test(NAME, async () => {
     faults: Record<string, number>;
     unexpected: Record<string, number>;
     cycles: { fds: { growth: number }; rssMiB: { growth: number } };
+    collectives: { collectives: number; elementsVerified: number; unexpected: Record<string, number> };
   };
   assert.equal(report.unexpected, {}, summary);
   assert.ok(report.ok, summary);
@@ -58,6 +60,9 @@ test(NAME, async () => {
   assert.ok(report.bytesVerified > 0);
   assert.ok(Object.values(report.faults).reduce((a, b) => a + b, 0) >= 1, `no fault injected: ${summary}`);
   assert.is(report.cycles.fds.growth, 0, summary);
+  // The collectives lane ran real jobs and checked their results.
+  assert.ok(report.collectives.collectives > 0 && report.collectives.elementsVerified > 0, summary);
+  assert.equal(report.collectives.unexpected, {}, summary);
 });
 
 test.run();
