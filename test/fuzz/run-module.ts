@@ -15,6 +15,7 @@ import { fuzzRkeys } from "./rkey.ts";
 import { fuzzHello } from "./hello.ts";
 import { fuzzTransferProtocol } from "./transfer-protocol.ts";
 import { fuzzUcgBootstrap } from "./ucg-bootstrap.ts";
+import { fuzzUctAddresses } from "./uct-address.ts";
 
 /** Each module and the inputs it tries whatever the time (a session of the transfer protocol costs ~70 ms). */
 const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number]> = {
@@ -24,6 +25,7 @@ const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number
   hello: [fuzzHello, 100],
   "transfer-protocol": [fuzzTransferProtocol, 16],
   "ucg-bootstrap": [fuzzUcgBootstrap, 300],
+  "uct-address": [fuzzUctAddresses, 100],
 };
 
 const [mode = "thread", seedText = "1", ...names] = process.argv.slice(2);

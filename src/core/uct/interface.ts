@@ -8,7 +8,7 @@
  * `UctEndpoint.connectToEndpoint()` for UCT_IFACE_FLAG_CONNECT_TO_EP (both sides exchange
  * endpoint addresses).
  */
-import { UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
+import { UCS_STATUS, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { markCloseOnExec } from "../close-on-exec.ts";
 import { invalidArgument, UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
@@ -25,7 +25,7 @@ import { bindOps, type UctOps } from "./ops.ts";
 import { sendStatus, type UctSendStatus } from "./status.ts";
 import { transportAttributes, type UctTransportAttributes } from "./transport-attributes.ts";
 import type { UctWorker } from "./worker.ts";
-import type { UctInterfaceAddress } from "./interface-address.ts";
+import { checkPosixInterfaceAddress, type UctInterfaceAddress } from "./interface-address.ts";
 
 /** What a peer needs to reach an interface. */
 export type { UctInterfaceAddress } from "./interface-address.ts";
@@ -40,6 +40,8 @@ export class UctInterface {
   private readonly token: number;
   private readonly handlers: Array<UctAmHandler | undefined> = [];
   readonly endpoints: Set<UctEndpoint> = new Set();
+  /** This interface's own address, read once: what a peer's is checked against (posix). */
+  private ownAddress: UctInterfaceAddress | undefined;
 
   private constructor(
     readonly worker: UctWorker,
@@ -119,6 +121,10 @@ export class UctInterface {
     }
     if (needInterface && peer.interfaceAddress.length !== a.interfaceAddressLength) {
       throw invalidArgument(`interface address is ${peer.interfaceAddress.length} bytes, ${this.transport} uses ${a.interfaceAddressLength}`);
+    }
+    if (needInterface && this.transport === "posix") {
+      const why = checkPosixInterfaceAddress((this.ownAddress ??= this.address()).interfaceAddress, peer.interfaceAddress);
+      if (why) throw new UcxError("UCS_ERR_INVALID_ADDR", why, { status: UCS_STATUS.UCS_ERR_INVALID_ADDR });
     }
   }
 
