@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
-import { growth, round, sample, type Sample } from "./samples.ts";
+import { anonymousGrowth, growth, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, runOp } from "./traffic.ts";
 import { workerCycles } from "./worker-cycles.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
@@ -201,8 +201,20 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
 /** Set while the sampler takes its at-rest reading after warm-up: lanes start nothing new. */
 let paused = false;
 let inFlight = 0;
-/** RSS with nothing in flight once warm-up is over: the start of the at-rest leak figure. */
-let restAfterWarmup: Sample | undefined;
+/**
+ * Readings with nothing in flight (the lanes paused) at a quarter, half and three quarters of the
+ * run; the first (after warm-up) starts the at-rest leak figure, the second its second half.
+ */
+interface RestPoint {
+  sample: Sample;
+  byMapping: Record<string, number>;
+  /** Kept for the first and last readings only (compared): ~600 objects, in the JS heap read. */
+  mappings: Mapping[];
+}
+const rests: RestPoint[] = [];
+function restPoint(keepMappings: boolean): RestPoint {
+  return { sample: sample(started, stats.ops), byMapping: rssByMapping(), mappings: keepMappings ? mappings() : [] };
+}
 
 async function lane(): Promise<void> {
   while (Date.now() < deadline) {
@@ -283,11 +295,12 @@ async function sampler(): Promise<void> {
   const every = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
   while (Date.now() < deadline) {
     samples.push(sample(started, stats.ops));
-    if (!restAfterWarmup && Date.now() - started >= seconds * 250) {
-      // Warm-up is over (the first quarter): let every operation end, then read RSS at rest.
+    if (rests.length < 3 && Date.now() - started >= seconds * 250 * (rests.length + 1)) {
+      // A quarter more of the run is over (the first quarter is warm-up): let every operation
+      // end, then read RSS at rest.
       paused = true;
       for (const until = Date.now() + 30_000; inFlight > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
-      restAfterWarmup = sample(started, stats.ops);
+      rests.push(restPoint(rests.length === 0));
       paused = false;
     }
     await new Promise((r) => setTimeout(r, every));
@@ -311,7 +324,8 @@ for (const s of slots) {
 await listener.close();
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
-const wound = sample(started, stats.ops);
+const woundPoint = restPoint(true);
+const wound = woundPoint.sample;
 await worker.close();
 for (const s of slots) s.child?.kill("SIGKILL");
 
@@ -321,16 +335,33 @@ const grow = growth(samples, 0.25);
 // (the lanes paused for it) and once every connection is closed. Under traffic the samples swing
 // by tens of MiB with the payloads in flight (up to 128 MiB) and the free memory glibc keeps
 // (11-54 MiB seen), which a slope over minutes cannot tell from growth.
-const rest = restAfterWarmup ?? samples[0]!;
+const rest = rests[0]?.sample ?? samples[0]!;
+const per100k = (from: Sample, k: "trimmedRssMiB" | "mallocInUseMiB") => (stats.ops > from.ops ? round(((wound[k] - from[k]) / (stats.ops - from.ops)) * 100_000) : 0);
+// The second half alone (from the reading at half time): whether what the first quarter after
+// warm-up gained keeps growing or levels off. Reported beside the whole figure, not instead of it.
+const half = rests[1]?.sample;
 const atRest = {
   startMiB: round(rest.trimmedRssMiB),
   endMiB: round(wound.trimmedRssMiB),
   ops: stats.ops - rest.ops,
-  miBPer100kOps: stats.ops > rest.ops ? round(((wound.trimmedRssMiB - rest.trimmedRssMiB) / (stats.ops - rest.ops)) * 100_000) : 0,
+  miBPer100kOps: per100k(rest, "trimmedRssMiB"),
+  secondHalf: half ? { startMiB: round(half.trimmedRssMiB), ops: stats.ops - half.ops, miBPer100kOps: per100k(half, "trimmedRssMiB"), mallocMiBPer100kOps: per100k(half, "mallocInUseMiB") } : undefined,
+  // The same moments, malloc's bytes in use (UCX's and the runtime's native allocations).
+  mallocStartMiB: round(rest.mallocInUseMiB),
+  mallocEndMiB: round(wound.mallocInUseMiB),
+  mallocMiBPer100kOps: per100k(rest, "mallocInUseMiB"),
+  readings: [...rests.map((r) => r.sample), wound].map((r) => ({ ops: r.ops, rssMiB: round(r.trimmedRssMiB), mallocInUseMiB: round(r.mallocInUseMiB), jsHeapMiB: round(r.heapMiB) })),
 };
+const restMappings = rests[0]?.byMapping ?? {};
+const woundMappings = woundPoint.byMapping;
+const anonymousGrew = rests[0] ? anonymousGrowth(rests[0].mappings, woundPoint.mappings) : [];
 const cycleReport = cycles > 0 ? await workerCycles(cycles, "polling") : undefined;
-// Plain cycles: no fd more, and RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a leak).
-const cyclesGrew = cycleReport !== undefined && (cycleReport.fds.growth > 0 || (cycleReport.cycles >= 200 && cycleReport.rssMiB.growth > 8 + cycleReport.cycles / 64));
+// Plain cycles: no fd more, RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a leak),
+// and malloc's bytes in use within 1 MiB (~1 KiB a cycle over 900: a Context, worker or thread
+// left behind per cycle is more; measured -2.3 MiB over 900 cycles after a 10-minute soak).
+const cyclesGrew =
+  cycleReport !== undefined &&
+  (cycleReport.fds.growth > 0 || (cycleReport.cycles >= 200 && (cycleReport.rssMiB.growth > 8 + cycleReport.cycles / 64 || cycleReport.mallocInUseMiB.growth > 1)));
 const ucgFailed = ucg !== undefined && (Object.keys(ucg.unexpected).length > 0 || ucg.collectives === 0);
 const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed;
 
@@ -344,11 +375,17 @@ const lines = [
   `errors, UNEXPECTED ${Object.entries(stats.unexpected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
   ...stats.firstUnexpected.map((m) => `  ${m}`),
   `RSS after warm-up ${grow.rssMiB.first} -> ${grow.rssMiB.last} MiB (max ${grow.rssMiB.max}), ${grow.rssMiBPer100kOps} MiB per 100k ops (${grow.samples} samples, ${grow.opsAfterWarmup} ops); of it JS heap ${grow.heapMiBPer100kOps}, array buffers ${grow.arrayBuffersMiBPer100kOps} MiB per 100k ops`,
-  `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted)`,
-  `at rest           RSS after GC and malloc_trim, nothing in flight: ${atRest.startMiB} MiB after warm-up -> ${atRest.endMiB} MiB with every connection closed, ${atRest.ops} ops later: ${atRest.miBPer100kOps} MiB per 100k ops`,
+  `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted); malloc in use ${grow.mallocInUseMiB.first} -> ${grow.mallocInUseMiB.last} MiB, ${grow.mallocInUseMiBPer100kOps} MiB per 100k ops`,
+  `at rest           RSS after GC and malloc_trim, nothing in flight: ${atRest.startMiB} MiB after warm-up -> ${atRest.endMiB} MiB with every connection closed, ${atRest.ops} ops later: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
+  `at rest, readings  ${atRest.readings.map((r) => `${r.ops} ops: RSS ${r.rssMiB}, malloc in use ${r.mallocInUseMiB}, JS heap ${r.jsHeapMiB}`).join(" | ")} (MiB)`,
+  atRest.secondHalf
+    ? `at rest, 2nd half  ${atRest.secondHalf.startMiB} -> ${atRest.endMiB} MiB over ${atRest.secondHalf.ops} ops: ${atRest.secondHalf.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.secondHalf.mallocMiBPer100kOps} MiB per 100k ops`
+    : "at rest, 2nd half  no reading at half time",
+  `at rest by mapping (MiB) ${Object.keys(woundMappings).map((k) => `${k} ${restMappings[k] ?? "?"} -> ${woundMappings[k]}`).join(", ")}`,
+  `anonymous mappings grown most ${anonymousGrew.join("; ") || "none by 256 KiB"}`,
   `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,
-  "samples (s, ops, RSS MiB, RSS after trim MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
+  "samples (s, ops, RSS MiB, RSS after trim MiB, malloc in use MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.mallocInUseMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),
   ...(ucg
     ? [
         `collectives       ${ucg.collectives} in ${ucg.jobs} jobs of ${ucg.ranks} ranks (${ucg.killedJobs} lost a rank), ${ucg.elementsVerified} elements verified`,
@@ -361,10 +398,10 @@ const lines = [
       ]
     : ["collectives       skipped"]),
   cycleReport
-    ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
+    ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}; after malloc_trim ${cycleReport.trimmedRssMiB.afterWarmup} -> ${cycleReport.trimmedRssMiB.end}, ${cycleReport.trimmedRssMiB.growth}; malloc in use ${cycleReport.mallocInUseMiB.afterWarmup} -> ${cycleReport.mallocInUseMiB.end}, ${cycleReport.mallocInUseMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, cycles: cycleReport, collectives: ucg }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
 process.exit(failed ? 1 : 0);

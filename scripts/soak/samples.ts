@@ -4,7 +4,7 @@
  * slope, so one GC's timing does not decide it). UCX's own memory statistics (ucs memtrack) are
  * not built into Debian's libucx0 1.13 (no --enable-memtrack), so they are not sampled here.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { openLibc, type Libc } from "../../src/ffi/index.ts";
 
@@ -18,6 +18,14 @@ export interface Sample {
    * allocator, not in use; a leak shows here too.
    */
   trimmedRssMiB: number;
+  /**
+   * Bytes malloc has handed out and not had back (glibc's malloc_info after the trim: memory its
+   * arenas took from the system less their free chunks, plus its mmapped blocks): UCX's and the
+   * runtime's native allocations. A leak of malloc'd memory grows it; free memory glibc keeps,
+   * fragmentation and memory mapped outside malloc (the JS heap's pages, UCX's own mmaps) do not.
+   * -1 where it cannot be read.
+   */
+  mallocInUseMiB: number;
   /** The JS heap in use, and ArrayBuffer memory outside it: what of RSS the runtime accounts for. */
   heapMiB: number;
   arrayBuffersMiB: number;
@@ -51,7 +59,101 @@ export function sample(started: number, ops: number): Sample {
   const m = process.memoryUsage();
   (libc ??= openLibc()).malloc_trim(0);
   const trimmedRssMiB = process.memoryUsage.rss() / 2 ** 20;
-  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: m.rss / 2 ** 20, trimmedRssMiB, heapMiB: m.heapUsed / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, fds: openFds() };
+  const mallocInUseMiB = mallocInUse(libc) / 2 ** 20;
+  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: m.rss / 2 ** 20, trimmedRssMiB, mallocInUseMiB, heapMiB: m.heapUsed / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, fds: openFds() };
+}
+
+/**
+ * malloc's bytes in use, from glibc's `malloc_info` XML written into an in-memory file: the
+ * totals after the per-arena sections are `<total type="fast|rest|mmap" size=...>` (free chunks
+ * in fast bins, free chunks elsewhere including each arena's top, mmapped blocks) and
+ * `<system type="current" size=...>` (what the arenas took from the system). -1 if unreadable.
+ */
+export function mallocInUse(c: Libc): number {
+  const fd = c.memfd_create("ucx-ts-malloc-info", 0);
+  if (fd < 0) return -1;
+  try {
+    const writeFd = c.dup(fd); // fclose closes the stream's descriptor; ours stays open to read
+    const file = c.fdopen(writeFd, "w");
+    if (file === 0) {
+      c.close(writeFd);
+      return -1;
+    }
+    c.malloc_info(0, file);
+    c.fclose(file);
+    return parseMallocInfo(readFileSync(`/proc/self/fd/${fd}`, "utf8"));
+  } finally {
+    c.close(fd);
+  }
+}
+
+export function parseMallocInfo(xml: string): number {
+  const total = (type: string) => Number(new RegExp(`<total type="${type}" count="\\d+" size="(\\d+)"/>\\s*(?:<total|<system)`).exec(xml.slice(xml.lastIndexOf("</heap>")))?.[1] ?? NaN);
+  const system = Number(/<system type="current" size="(\d+)"\/>\s*<system type="max"[^>]*>\s*<aspace type="total"/.exec(xml.slice(xml.lastIndexOf("</heap>")))?.[1] ?? NaN);
+  const inUse = system - total("fast") - total("rest") + total("mmap");
+  return Number.isFinite(inUse) ? inUse : -1;
+}
+
+/**
+ * Where this process's resident memory lies, by kind of mapping (MiB, from /proc/self/smaps):
+ * `brk` (malloc's main heap), `anonymous` (the JS heap's pages, malloc's other arenas and large
+ * blocks, UCX's own mmaps, thread stacks), `shared` (/dev/shm and SysV segments: UCX's
+ * shared-memory transports), `files` (the runtime's binary, libraries). Read at the at-rest
+ * points, to say which kind moved when RSS did. Empty where smaps cannot be read.
+ */
+export function rssByMapping(): Record<string, number> {
+  const kib: Record<string, number> = { brk: 0, anonymous: 0, shared: 0, files: 0 };
+  for (const m of mappings()) kib[m.kind]! += m.rssKiB;
+  const out = Object.fromEntries(Object.entries(kib).map(([k, v]) => [k, round(v / 1024)]));
+  // Of the anonymous memory, the pages the JS engine has committed for its heap (used or not).
+  out.jsHeapCommitted = round(process.memoryUsage().heapTotal / 2 ** 20);
+  return out;
+}
+
+export interface Mapping {
+  start: string;
+  sizeKiB: number;
+  rssKiB: number;
+  kind: "brk" | "anonymous" | "shared" | "files";
+}
+
+/** This process's mappings with their resident size (/proc/self/smaps); none if unreadable. */
+export function mappings(): Mapping[] {
+  const out: Mapping[] = [];
+  let text: string;
+  try {
+    text = readFileSync("/proc/self/smaps", "utf8");
+  } catch {
+    return out;
+  }
+  for (const line of text.split("\n")) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const name = header[3]!;
+      const kind = name === "[heap]" ? "brk" : name === "" || name.startsWith("[") ? "anonymous" : name.startsWith("/dev/shm") || name.startsWith("/SYSV") ? "shared" : "files";
+      out.push({ start: header[1]!, sizeKiB: (parseInt(header[2]!, 16) - parseInt(header[1]!, 16)) / 1024, rssKiB: 0, kind });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && out.length > 0) out[out.length - 1]!.rssKiB = Number(rss[1]);
+  }
+  return out;
+}
+
+/**
+ * The anonymous mappings whose resident size grew most from `before` to `after` (by start
+ * address; a mapping that is new counts whole): which allocator holds the memory RSS gained
+ * (glibc's thread arenas are 64 MiB mappings, the JS engine's pages 256 KiB multiples).
+ */
+export function anonymousGrowth(before: readonly Mapping[], after: readonly Mapping[], top = 5): string[] {
+  const was = new Map(before.filter((m) => m.kind === "anonymous").map((m) => [m.start, m.rssKiB]));
+  return after
+    .filter((m) => m.kind === "anonymous")
+    .map((m) => ({ m, grew: m.rssKiB - (was.get(m.start) ?? 0) }))
+    .filter((g) => g.grew >= 256)
+    .sort((a, b) => b.grew - a.grew)
+    .slice(0, top)
+    .map((g) => `${g.m.start} (${round(g.m.sizeKiB / 1024)} MiB mapped${was.has(g.m.start) ? "" : ", new"}) +${round(g.grew / 1024)} MiB`);
 }
 
 /** Slope of y over x by least squares; 0 with fewer than two distinct x. */
@@ -75,11 +177,13 @@ export interface Growth {
   opsAfterWarmup: number;
   rssMiBPer100kOps: number;
   trimmedRssMiBPer100kOps: number;
+  mallocInUseMiBPer100kOps: number;
   heapMiBPer100kOps: number;
   arrayBuffersMiBPer100kOps: number;
   fdsPer100kOps: number;
   rssMiB: { first: number; last: number; max: number };
   trimmedRssMiB: { first: number; last: number; max: number };
+  mallocInUseMiB: { first: number; last: number; max: number };
   fds: { first: number; last: number; max: number };
 }
 
@@ -88,7 +192,7 @@ export function growth(samples: readonly Sample[], warmupFraction: number): Grow
   const end = samples[samples.length - 1]?.seconds ?? 0;
   const after = samples.filter((s) => s.seconds >= end * warmupFraction);
   const ops = after.length ? after[after.length - 1]!.ops - after[0]!.ops : 0;
-  const stat = (k: "rssMiB" | "trimmedRssMiB" | "fds") => ({
+  const stat = (k: "rssMiB" | "trimmedRssMiB" | "mallocInUseMiB" | "fds") => ({
     first: round(after[0]?.[k] ?? 0),
     last: round(after[after.length - 1]?.[k] ?? 0),
     max: round(Math.max(...after.map((s) => s[k]))),
@@ -98,11 +202,13 @@ export function growth(samples: readonly Sample[], warmupFraction: number): Grow
     opsAfterWarmup: ops,
     rssMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.rssMiB])) * 100_000),
     trimmedRssMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.trimmedRssMiB])) * 100_000),
+    mallocInUseMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.mallocInUseMiB])) * 100_000),
     heapMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.heapMiB])) * 100_000),
     arrayBuffersMiBPer100kOps: round(slope(after.map((s) => [s.ops, s.arrayBuffersMiB])) * 100_000),
     fdsPer100kOps: round(slope(after.map((s) => [s.ops, s.fds])) * 100_000),
     rssMiB: stat("rssMiB"),
     trimmedRssMiB: stat("trimmedRssMiB"),
+    mallocInUseMiB: stat("mallocInUseMiB"),
     fds: stat("fds"),
   };
 }

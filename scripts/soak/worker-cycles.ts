@@ -13,15 +13,17 @@
  * (worker/progress-driver.ts release()); koffi also kept a callback prototype per worker for
  * good. The loop stays free of macrotask turns so that such a retention shows.
  */
-import process from "node:process";
 import { Worker, type ProgressMode } from "../../src/index.ts";
-import { openFds, round } from "./samples.ts";
+import { openFds, round, sample, type Sample } from "./samples.ts";
 
 export interface CycleReport {
   cycles: number;
   mode: ProgressMode;
   seconds: number;
   rssMiB: { afterWarmup: number; end: number; growth: number };
+  /** RSS right after malloc_trim(0), and malloc's bytes in use (samples.ts): retention told apart from a leak. */
+  trimmedRssMiB: { afterWarmup: number; end: number; growth: number };
+  mallocInUseMiB: { afterWarmup: number; end: number; growth: number };
   fds: { afterWarmup: number; end: number; growth: number };
 }
 
@@ -29,7 +31,7 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
   const started = Date.now();
   // Short runs (npm test) judge only file descriptors, which need no warm-up: half of them.
   const warmup = cycles >= 200 ? Math.max(100, Math.floor(cycles / 10)) : Math.floor(cycles / 2);
-  let rss0 = 0;
+  let first: Sample | undefined;
   let fds0 = 0;
   for (let i = 0; i < cycles; i++) {
     const w = await Worker.create({ progressMode: mode });
@@ -40,18 +42,21 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
     await w.close();
     if (i + 1 === warmup) {
       await settle();
-      rss0 = process.memoryUsage().rss;
+      first = sample(started, i + 1);
       fds0 = openFds();
     }
   }
   await settle();
-  const rss = process.memoryUsage().rss;
+  const last = sample(started, cycles);
   const fds = openFds();
+  const change = (k: "rssMiB" | "trimmedRssMiB" | "mallocInUseMiB") => ({ afterWarmup: round(first?.[k] ?? 0), end: round(last[k]), growth: round(last[k] - (first?.[k] ?? 0)) });
   return {
     cycles,
     mode,
     seconds: round((Date.now() - started) / 1000),
-    rssMiB: { afterWarmup: round(rss0 / 2 ** 20), end: round(rss / 2 ** 20), growth: round((rss - rss0) / 2 ** 20) },
+    rssMiB: change("rssMiB"),
+    trimmedRssMiB: change("trimmedRssMiB"),
+    mallocInUseMiB: change("mallocInUseMiB"),
     fds: { afterWarmup: fds0, end: fds, growth: fds - fds0 },
   };
 }

@@ -177,6 +177,13 @@ export const symbols = {
   // malloc_trim(pad): glibc returns the free memory it keeps to the system. The soak calls it
   // before a second RSS reading, so that what glibc retains is told apart from what is in use.
   malloc_trim: { lib: "c", args: ["usize"], result: "i32" },
+  // malloc_info(options, FILE *): glibc's arena statistics as XML (memory taken from the system,
+  // free chunks, mmapped blocks), written to a stream over an in-memory file (fdopen on a
+  // memfd_create descriptor). The soak reads the bytes malloc has in use from it: a leak of
+  // malloc'd memory grows them, free memory glibc keeps and memory mapped around malloc do not.
+  // (mallinfo2 says the same but returns a struct by value, which the table cannot declare.)
+  fdopen: { lib: "c", args: ["i32", "cstr"], result: "ptr" },
+  malloc_info: { lib: "c", args: ["i32", "ptr"], result: "i32" },
 } as const satisfies Record<string, SymbolDef>;
 
 /**
