@@ -21,8 +21,10 @@ test("malloc in use grows by what is malloc'd (in arenas and mmapped) and comes 
   const held = mallocInUse(c) - before;
   for (const p of blocks) c.free(p);
   const after = mallocInUse(c) - before;
-  assert.ok(held >= 32 * MiB && held < 33 * MiB, `32 MiB malloc'd, in use grew by ${held / MiB} MiB`);
-  assert.ok(Math.abs(after) < 0.5 * MiB, `all freed, in use still ${after / MiB} MiB from the start`);
+  // The runtime's other threads (Node's platform workers, the loader's) malloc meanwhile: 1.8 MiB
+  // more was seen once under load, so the bounds leave them 4 MiB either way.
+  assert.ok(held >= 32 * MiB && held < 36 * MiB, `32 MiB malloc'd, in use grew by ${held / MiB} MiB`);
+  assert.ok(held - after > 28 * MiB && held - after < 36 * MiB, `32 MiB freed, in use fell by ${(held - after) / MiB} MiB`);
 });
 
 test("RSS by kind of mapping: the runtime's files and anonymous memory are resident", () => {
