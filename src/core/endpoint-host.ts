@@ -47,6 +47,8 @@ export interface EndpointHost extends DrainHost {
   tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean, released?: () => void): Submitted<RecvResult>;
   /** A multi-receive with device frames through the receiving pipeline, its receives posted on `port`. */
   recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]>;
+  /** How many of endpoint `owner`'s requests other than receives UCX still holds (settled early or not). */
+  requestsInFlightOf(owner: object): number;
   /** Ask UCX to cancel request `id`. */
   cancel(id: number): void;
   tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;

@@ -11,6 +11,7 @@ import { submission } from "./engine/engine.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
 import { closedError, invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
 import { ReceiveDrain } from "./endpoint-drain.ts";
+import { quiesceBeforeForce } from "./endpoint-quiesce.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import type { RemoteKey } from "./memory.ts";
 import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.ts";
@@ -42,6 +43,8 @@ export class Endpoint {
   #lostSends = 0;
   #forced = false;
   #closed = false;
+  /** The failure came from UCX (its lanes are torn down already), not from the hello's link. */
+  #failedInUcx = false;
   private closing: Promise<void> | undefined;
   /** Called once if UCX reports this endpoint failed (peer died, connection lost). */
   onError: ((error: UcxError) => void) | undefined;
@@ -64,6 +67,11 @@ export class Endpoint {
     readonly remote: { host: string; port: number } | undefined,
     /** Endpoints made through the hello: this side's receive scope and the peer's (hello/scopes.ts). */
     scopes?: { scope: number; peerScope: number },
+    /**
+     * Made by worker address (the hello's, or `connect(address)`), not through UCX's connection
+     * manager: its tcp lanes half-close, so a forced close quiesces first (endpoint-quiesce.ts).
+     */
+    private readonly byAddress = false,
   ) {
     this.scope = scopes?.scope;
     this.peerScope = scopes?.peerScope;
@@ -466,8 +474,11 @@ export class Endpoint {
 
   /**
    * Close: by default flush what was sent, then close (`ucp_ep_close_nbx`). `force: true`
-   * closes at once, failing what is still in flight; UCX allows that only for endpoints with
-   * error handling "peer", so a "none" endpoint is always flushed and closed. Idempotent.
+   * closes without waiting for the peer, failing what is still in flight; UCX allows that only
+   * for endpoints with error handling "peer", so a "none" endpoint is always flushed and closed.
+   * On an endpoint made by worker address (the hello's) a forced close first lets what is already
+   * on its way finish, for at most 2 s (endpoint-quiesce.ts: UCX 1.13's tcp transport crashes
+   * otherwise). Idempotent.
    */
   close(options: { force?: boolean } = {}): Promise<void> {
     if (this.worker.closed) {
@@ -476,15 +487,27 @@ export class Endpoint {
     }
     if (!this.closing) {
       this.#forced = options.force === true;
-      const flags = options.force || this.#error ? CLOSE_FLAG_FORCE : 0;
-      const r = this.worker.request(submission({ op: Op.EndpointClose, target: this.id, flags }), null, "ucp_ep_close_nbx", () => undefined);
-      this.closing = this.worker
-        .settled(r.promise)
+      const force = options.force === true || this.#error !== undefined;
+      const submitClose = (): Promise<void> => {
+        // The worker closed while this close quiesced: it closed the endpoint too.
+        if (this.worker.closed) return Promise.resolve();
+        const r = this.worker.request(submission({ op: Op.EndpointClose, target: this.id, flags: force ? CLOSE_FLAG_FORCE : 0 }), null, "ucp_ep_close_nbx", () => undefined);
+        return this.worker.settled(r.promise);
+      };
+      const closed =
+        force && this.byAddress && this.errorHandling === "peer" && !this.#failedInUcx
+          ? quiesceBeforeForce(this.worker, this, () => this.worker.request(submission({ op: Op.EndpointFlush, target: this.id }), null, "ucp_ep_flush_nbx", () => undefined), this.#error === undefined).then(submitClose)
+          : submitClose();
+      this.closing = closed
         .catch((e: UcxError) => {
           // Closing an endpoint whose peer is gone reports the peer's failure: it is closed all the same.
           if (!this.#error && e.code !== "UCS_ERR_CANCELED" && !isEndpointFailure(e.status)) throw e;
         })
         .finally(() => {
+          if (this.worker.closed) {
+            this.#closed = true;
+            return;
+          }
           // Tag and multi-buffer receives are the worker's in UCX (scoped tags): closing the
           // endpoint ends none of them, and one still posted kept its buffer, and its Promise
           // unsettled, until the worker closed (the soak's echo receives posted before a send
@@ -524,7 +547,8 @@ export class Endpoint {
    * @internal UCX reported the endpoint failed: what can no longer reach the peer (sends,
    * flushes, RMA) rejects now; receives drain what UCX holds first (endpoint-drain.ts).
    */
-  fail(status: number): void {
+  fail(status: number, origin: "ucx" | "link" = "ucx"): void {
+    if (origin === "ucx") this.#failedInUcx = true;
     if (this.#error) return;
     this.#error = UcxError.fromStatus(status, this.describe(), describeStatus);
     for (const id of this.worker.unsettledRequestsOf(this)) {

@@ -153,6 +153,17 @@ export class Requests {
     return ids;
   }
 
+  /**
+   * How many of `owner`'s requests other than receives UCX still holds, settled early or not
+   * (a send resolved at once is in UCX until its completion arrives). A walk of the whole table:
+   * it runs only before a forced close (endpoint-quiesce.ts).
+   */
+  inFlightOf(owner: object): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.owner === owner && !e.receive) n++;
+    return n;
+  }
+
   has(id: number): boolean {
     return this.entries.has(id);
   }

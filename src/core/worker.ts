@@ -408,6 +408,11 @@ export class Worker {
     return this.#path.requests.unsettledOf(owner, receives);
   }
 
+  /** @internal How many of endpoint `owner`'s requests other than receives UCX still holds. */
+  requestsInFlightOf(owner: object): number {
+    return this.#path.requests.inFlightOf(owner);
+  }
+
   /** @internal `promise` is what the application holds for request `id` (a wrapper of its own Promise). */
   exposeRequest(id: number, promise: Promise<unknown>): void {
     this.#path.requests.expose(id, promise);

@@ -177,6 +177,24 @@ for (const mode of ["thread", "polling"] as const) {
     }
   });
 
+  test("a forced close lets an 8 MiB send already under way finish first, and the peer gets it whole (endpoint-quiesce.ts)", async () => {
+    const c = await connected(mode);
+    try {
+      const size = 8 << 20;
+      const into = new Uint8Array(size);
+      const received = c.server.recv(into, 9);
+      const sent = c.client.send(pattern(size, 5), 9);
+      // Without the quiesce UCX cancels the send (UCS_ERR_CANCELED) and cuts it short on the wire.
+      await c.run(c.client.close({ force: true }));
+      await c.run(sent);
+      const r = await c.run(received);
+      assert.is(r.length, size);
+      assert.ok(samePattern(into, 5), "the message arrived intact");
+    } finally {
+      await c.close();
+    }
+  });
+
   test("an amRecv pending at the failure with nothing to come rejects within a second", async () => {
     const c = await connected(mode);
     try {

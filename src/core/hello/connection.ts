@@ -56,7 +56,7 @@ export interface HelloWorker {
  */
 function attachLink(endpoint: Endpoint, socket: Socket): void {
   endpoint.link = new HelloLink(socket, () => {
-    if (endpoint.errorHandling === "peer" && !endpoint.closed && !endpoint.error) endpoint.fail(UCS_ERR_CONNECTION_RESET);
+    if (endpoint.errorHandling === "peer" && !endpoint.closed && !endpoint.error) endpoint.fail(UCS_ERR_CONNECTION_RESET, "link");
   });
 }
 

@@ -84,7 +84,7 @@ export class EndpointTable {
       keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
       s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(keep), length: keep.length, flags });
     }
-    const ep = new Endpoint(this.worker, id, errorHandling, remote);
+    const ep = new Endpoint(this.worker, id, errorHandling, remote, undefined, remote === undefined);
     this.endpoints.set(id, ep);
     try {
       await this.settled(this.path.request(s, keep, "ucp_ep_create", () => undefined).promise);
@@ -105,7 +105,7 @@ export class EndpointTable {
   byAddress(address: Uint8Array, errorHandling: ErrorHandling, remote: Remote, scopes: { scope: number; peerScope: number; loopback?: boolean }): { endpoint: Endpoint; created: Promise<void> } {
     const id = this.path.newObjectId();
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
-    const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes);
+    const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes, true);
     if (scopes.loopback) this.pairLoopback(ep);
     this.endpoints.set(id, ep);
     const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
