@@ -20,6 +20,7 @@ import { ptrIsError, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
 import { Context } from "../src/core/context.ts";
 import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
+import { rttResults } from "./rtt-tail.ts";
 
 const [role, errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 300_000).unref?.();
@@ -178,12 +179,8 @@ if (role === "server") {
       roundTrip(size);
       if (i >= 20) rtts.push((performance.now() - t0) * 1000);
     }
-    rtts.sort((a, b) => a - b);
-    // The tail too (issue 21: p99 at most 5x the median): where a GC pause or a sleep shows.
-    const at = (q: number) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))]!;
-    results.push({ kind: "rtt_us_median", size, value: at(0.5), iterations });
-    results.push({ kind: "rtt_us_p99", size, value: at(0.99), iterations });
-    results.push({ kind: "rtt_us_p999", size, value: at(0.999), iterations });
+    // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
+    results.push(...rttResults(size, iterations, rtts));
   }
   const ack = new Uint8Array(8);
   for (const [size, window, rounds] of plan.bandwidth) {

@@ -11,6 +11,7 @@
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources.
  */
 import { startBenchPeer } from "./bench-peer.ts";
+import { rttResults } from "./rtt-tail.ts";
 
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
@@ -65,12 +66,8 @@ if (role === "server") {
       await wait(r);
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
     }
-    rtts.sort((a, b) => a - b);
-    // The tail too (issue 21: p99 at most 5x the median): where a GC pause or a sleep shows.
-    const at = (q: number) => rtts[Math.min(rtts.length - 1, Math.floor(q * rtts.length))]!;
-    results.push({ kind: "rtt_us_median", size, value: at(0.5), iterations });
-    results.push({ kind: "rtt_us_p99", size, value: at(0.99), iterations });
-    results.push({ kind: "rtt_us_p999", size, value: at(0.999), iterations });
+    // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
+    results.push(...rttResults(size, iterations, rtts));
   }
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);

@@ -5,7 +5,8 @@
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
 //                          [--errors none,peer] [--quick] [--dist] [--rtt8]
-//   --rtt8: only 10,000 8 B round trips (median, p99, p99.9), nothing else
+//   --rtt8: only 10,000 8 B round trips (median, p90, p99, p99.9, the share above 5x the median and
+//     its longest run: bench/rtt-tail.ts), nothing else
 //   --plan '<json>': this plan instead ({"latency":[[size,n]],"bandwidth":[[size,window,rounds]],
 //     "am":[[size,window,rounds]]}, lists may be empty), e.g. one mode question in one short run
 //   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
@@ -125,11 +126,16 @@ const base = (system, e, r) => {
   const match = (k) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && x.kind === k && x.size === r.size);
   return match(r.kind) ?? (baseKind[r.kind] && (system !== "ucx_perftest" || r.kind === "bw_many_MBps") ? match(baseKind[r.kind]) : undefined);
 };
-const metric = { rtt_us_median: "round trip us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s" };
+const metric = { rtt_us_median: "round trip us", rtt_us_p90: "rtt p90 us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", tail_slow_pct: "% rtt > 5x median", tail_slow_run: "longest such run", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s" };
 const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
 console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
 console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor");
 for (const r of rows) {
+  // The tail's shape (bench/rtt-tail.ts) is no speed: no ratios against the baselines.
+  if (r.kind.startsWith("tail_")) {
+    console.log(`${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${metric[r.kind].padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}`);
+    continue;
+  }
   const p = base("ucx_perftest", r.errorHandling, r);
   const net = base("node:net", "-", r);
   const better = (a, b) => (r.kind.startsWith("rtt_") ? b / a : a / b); // > 1: faster than the baseline
