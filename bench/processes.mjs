@@ -46,8 +46,9 @@ export async function pair(serverArgv, clientArgv, env) {
       server.on("close", (c) => reject(new Error(`server exited ${c}`)));
     });
     const lines = (await run([...clientArgv(port)], env)).split("\n");
-    // UCX writes its log lines ("[time] [host:pid] ...") to stdout too: take the JSON array.
-    const last = lines.filter((l) => l.startsWith("[{")).pop();
+    // UCX writes its log lines ("[time] [host:pid] ...") to stdout too: take the JSON array
+    // (an empty one too: node:net has nothing to measure in an AM-only --plan).
+    const last = lines.filter((l) => l.startsWith("[{") || l.trim() === "[]").pop();
     if (!last) throw new Error(`client printed no results: ${lines.join("\n").slice(-300)}`);
     return JSON.parse(last);
   } finally {

@@ -235,6 +235,8 @@ export const callbackTypes = {
   ucp_send_nbx_callback_t: { args: ["ptr", "status", "ptr"], result: "void" },
   /** `void (*)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data)` */
   ucp_tag_recv_nbx_callback_t: { args: ["ptr", "status", "ptr", "ptr"], result: "void" },
+  /** `void (*)(void *request, ucs_status_t status, size_t length, void *user_data)` (ucp_am_recv_data_nbx) */
+  ucp_am_recv_data_nbx_callback_t: { args: ["ptr", "status", "usize", "ptr"], result: "void" },
   /** `ucs_status_t (*)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param)` */
   ucp_am_recv_callback_t: { args: ["ptr", "ptr", "usize", "ptr", "usize", "ptr"], result: "status" },
   /** `ucs_status_t (*)(void *arg, void *data, size_t length, unsigned flags)` (UCT AM handler) */

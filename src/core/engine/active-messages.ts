@@ -1,16 +1,19 @@
 /**
  * Active messages on the executor's thread: UCX's AM handler (id 0 for UCXX's messages, other
  * ids on request), sends, and delivery. Eager data is valid only inside UCX's callback, so it is
- * copied there; rendezvous data is fetched with ucp_am_recv_data_nbx right after progress
- * (returning UCS_INPROGRESS keeps UCX's descriptor) into memory allocated here, or reused from
- * what the application released (am-buffer-pool.ts). Both reach the application as a payload
- * with a completion record, in UCX's arrival order per (endpoint, AM id): a rendezvous message
- * is ready only once fetched, and the ones behind it wait.
+ * copied there; rendezvous data is fetched with ucp_am_recv_data_nbx into memory allocated here,
+ * or reused from what the application released (am-buffer-pool.ts). Into reused memory the
+ * fetch starts inside the AM callback, as ucx_perftest's ucp_am_bw does, else right after
+ * progress; it reports its end through a callback (with takeover, where a callback could fire
+ * on the other thread: it starts after progress and is checked each round instead). Both reach
+ * the application as a payload with a completion record, in UCX's arrival order per (endpoint,
+ * AM id): a rendezvous message is ready only once fetched, and the ones behind it wait.
  */
 import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer } from "../../ffi/index.ts";
 import { CompletionKind } from "./records.ts";
 import type { OpHost } from "./op-host.ts";
 import { AM_POOL_MIN_BYTES, AmBufferPool } from "./am-buffer-pool.ts";
+import { setUserData } from "./tag-operations.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -29,6 +32,20 @@ interface AmSlot {
   ready: boolean;
 }
 
+/** A rendezvous message announced by UCX, not fetched yet. */
+interface Announced {
+  readonly desc: Pointer;
+  readonly length: number;
+  readonly slot: AmSlot;
+}
+
+/** A fetch in flight that reports itself (ucp_am_recv_data_nbx with a callback). */
+interface Fetching {
+  request: Pointer;
+  readonly buffer: ArrayBuffer;
+  readonly slot: AmSlot;
+}
+
 /** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
 const EVENT_ID_FIRST = 0x80000000;
 
@@ -44,7 +61,16 @@ const orderKey = (endpoint: number, amId: number) => endpoint * 0x10000 + amId;
 export class ActiveMessages {
   private readonly callback: NativeCallback;
   /** Rendezvous messages announced inside the callback, fetched right after progress. */
-  private readonly pending: { desc: Pointer; length: number; slot: AmSlot }[] = [];
+  private readonly pending: Announced[] = [];
+  /** Fetches in flight that report themselves, by the key given to UCX as user data. */
+  private readonly fetching = new Map<number, Fetching>();
+  /** (key, status) pairs of fetches whose callback fired, finished after progress. */
+  private readonly fetched: number[] = [];
+  private nextFetchKey = 1;
+  private readonly fetchCallback: NativeCallback;
+  /** ucp_request_param_t of every fetch that reports itself: the callback, a key as user data. */
+  private readonly fetchParam: ReturnType<OpHost["u"]["struct"]>;
+  private readonly fetchParamAddress: number;
   private readonly amOrder = new Map<number, AmSlot[]>();
   private nextEventId = EVENT_ID_FIRST;
   /** Where the callback's parameters (ucp_am_recv_param_t), header and small data are copied first. */
@@ -63,6 +89,14 @@ export class ActiveMessages {
     this.callback = h.u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
       this.onActiveMessage(arg, header, headerLength, data, length, param),
     );
+    // Fires inside ucp_worker_progress or ucp_request_cancel: it only queues (finishFetched).
+    this.fetchCallback = h.u.callback(callbackTypes.ucp_am_recv_data_nbx_callback_t, (_request: number, status: number, _length: number, key: number) => {
+      this.fetched.push(key, status);
+    });
+    this.fetchParam = h.u.struct("ucp_request_param_t");
+    this.fetchParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.fetchParam.set("cb", this.fetchCallback.address);
+    this.fetchParamAddress = h.u.addressOf(this.fetchParam.bytes);
     this.setAmHandler(0); // UCXX's AM id
   }
 
@@ -81,14 +115,16 @@ export class ActiveMessages {
     const e = this.h.endpoint(ep);
     if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.h.done(id, e.failed);
-    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, flags));
-    if (!this.h.track(id, r, ep)) this.h.done(id, UCS_OK, length);
+    // Reports its own end through the send callback where it can (no request checked per round).
+    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.sendParams(id, C.UCP_OP_ATTR_FIELD_FLAGS, flags));
+    if (!this.h.trackSend(id, r, ep)) this.h.done(id, UCS_OK, length);
   }
 
   /**
    * UCX's AM callback, inside ucp_worker_progress. Eager data is valid only during the call:
-   * copy it. Rendezvous data is fetched after progress (returning UCS_INPROGRESS keeps UCX's
-   * descriptor), into memory allocated here; both reach the application as a payload.
+   * copy it. Rendezvous data is fetched now (with takeover: after progress; returning
+   * UCS_INPROGRESS keeps UCX's descriptor), into memory allocated here; both reach the
+   * application as a payload.
    */
   onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
     this.h.activeMessage();
@@ -106,7 +142,13 @@ export class ActiveMessages {
     if (order) order.push(slot);
     else this.amOrder.set(key, [slot]);
     if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
-      this.pending.push({ desc: data, length, slot });
+      // Into released memory, the fetch starts here, in this very progress call (deferred to
+      // after it, a window of rendezvous messages waited a round each). Memory that must be
+      // allocated is allocated after progress, outside UCX's call: a large allocation inside
+      // it (a 256 MiB message under Deno) crashed the runtime (SIGTRAP, seen once).
+      const reused = this.h.callbacks ? this.reusable(length) : undefined;
+      if (reused) this.fetchActiveMessage({ desc: data, length, slot }, reused);
+      else this.pending.push({ desc: data, length, slot });
       return UCS_INPROGRESS;
     }
     this.amReady(slot, length > 0 ? this.copyData(data, length) : new ArrayBuffer(0), UCS_OK);
@@ -135,22 +177,71 @@ export class ActiveMessages {
     return this.pool.take(length);
   }
 
-  fetchActiveMessage(m: { desc: Pointer; length: number; slot: AmSlot }): void {
+  fetchActiveMessage(m: Announced, reused?: ArrayBuffer): void {
     let buffer: ArrayBuffer;
     try {
-      buffer = this.reusable(m.length) ?? new ArrayBuffer(m.length);
+      buffer = reused ?? this.reusable(m.length) ?? new ArrayBuffer(m.length);
     } catch {
       this.h.u.ucp_am_data_release(this.h.worker, m.desc);
       return this.amReady(m.slot, new ArrayBuffer(0), UCS_ERR_NO_MEMORY);
     }
-    const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, this.h.u.addressOf(new Uint8Array(buffer)), m.length, this.h.params(0));
-    const finish = (status: number) => {
-      if (status !== UCS_OK) this.pool.give(buffer); // UCX is done with it and nobody else saw it
-      this.amReady(m.slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
-    };
-    if (r === 0) return finish(UCS_OK);
-    if (ptrIsError(r)) return finish(r);
-    this.h.queueRequest(m, { request: r, kind: "send", onDone: finish });
+    const byCallback = this.h.callbacks;
+    const key = this.nextFetchKey;
+    let fetch: Fetching | undefined;
+    if (byCallback) {
+      this.nextFetchKey = key >= 0xffffffff ? 1 : key + 1; // user data is carried as a u32 here
+      setUserData(this.fetchParam, key);
+      // Known before the call: UCX may complete the transfer, and call back, inside it (a
+      // shared-memory get), and still return the request.
+      fetch = { request: 0, buffer, slot: m.slot };
+      this.fetching.set(key, fetch);
+    }
+    const param = byCallback ? this.fetchParamAddress : this.h.params(0);
+    const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, this.h.u.addressOf(new Uint8Array(buffer)), m.length, param);
+    if (r === 0 || ptrIsError(r)) {
+      this.fetching.delete(key);
+      return this.fetchDone(m.slot, buffer, r === 0 ? UCS_OK : r);
+    }
+    if (fetch) fetch.request = r;
+    else this.h.queueRequest(m, { request: r, kind: "send", onDone: (status) => this.fetchDone(m.slot, buffer, status) });
+  }
+
+  private fetchDone(slot: AmSlot, buffer: ArrayBuffer, status: number): void {
+    if (status !== UCS_OK) this.pool.give(buffer); // UCX is done with it and nobody else saw it
+    this.amReady(slot, status === UCS_OK ? buffer : new ArrayBuffer(0), status);
+  }
+
+  /** After progress (or a cancel): finish the fetches whose callback fired. Returns how many. */
+  finishFetched(): number {
+    const q = this.fetched;
+    let n = 0;
+    // Finishing fires no fetch callback (delivery only writes records), so `q` does not grow here.
+    for (let i = 0; i < q.length; i += 2) {
+      const f = this.fetching.get(q[i]!);
+      if (!f) continue;
+      this.fetching.delete(q[i]!);
+      this.h.u.ucp_request_free(f.request);
+      this.fetchDone(f.slot, f.buffer, q[i + 1]!);
+      n++;
+    }
+    q.length = 0;
+    return n;
+  }
+
+  /** Fetches in flight that report themselves. */
+  get fetchesInFlight(): number {
+    return this.fetching.size;
+  }
+
+  /** Shutdown: cancel the fetches in flight (each reports UCS_ERR_CANCELED through its callback). */
+  cancelFetches(): void {
+    for (const f of this.fetching.values()) if (f.request !== 0) this.h.u.ucp_request_cancel(this.h.worker, f.request);
+  }
+
+  /** Shutdown, before the worker is destroyed: release what UCX did not finish (its buffers are let go with us). */
+  releaseFetches(): void {
+    for (const f of this.fetching.values()) if (f.request !== 0) this.h.u.ucp_request_free(f.request);
+    this.fetching.clear();
   }
 
   /** `slot`'s data is in: deliver it and every ready message behind it, in order. */
@@ -190,5 +281,6 @@ export class ActiveMessages {
   close(): void {
     this.pool.clear();
     this.callback.close();
+    this.fetchCallback.close();
   }
 }

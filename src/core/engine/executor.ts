@@ -13,7 +13,7 @@
  * handler) are created on the owning thread, where UCX calls them from inside
  * `ucp_worker_progress` (or the posting call).
  */
-import { UCX_CONSTANTS as C, type Pointer, type Ucx } from "../../ffi/index.ts";
+import { ptrIsError, UCX_CONSTANTS as C, type Pointer, type Ucx } from "../../ffi/index.ts";
 import { Context, type Feature } from "../context.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
@@ -30,7 +30,7 @@ import { BOUNCE_POOL_MEMORY, CompletionKind, SUB, type Completion, type Op } fro
 import { RemoteMemory } from "./remote-memory.ts";
 import { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
-import { TagOperations } from "./tag-operations.ts";
+import { setUserData, TagOperations } from "./tag-operations.ts";
 import { TakeoverState, WANT_THREAD } from "./takeover-state.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
@@ -135,6 +135,18 @@ export class Executor {
       emitRequest: (id, status, value, tagLo, tagHi) => this.emitRequest(id, status, value, tagLo, tagHi),
       memh: (memory) => this.rma.memh(memory),
       track: (id, result, endpoint) => this.tracker.track(id, result, "send", endpoint),
+      // With takeover a callback could fire on the application thread: checked instead.
+      callbacks: !this.fast,
+      sendParams: (id, mask, flags) => {
+        if (this.fast) return this.params(mask, flags);
+        setUserData(this.param, id); // the shared parameters' cb is TagOperations' send callback
+        return this.params(mask | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA, flags);
+      },
+      trackSend: (id, result, endpoint) => {
+        if (this.fast || result === 0 || ptrIsError(result)) return this.tracker.track(id, result, "send", endpoint);
+        this.tracker.addInflight(id, { request: result, kind: "send", endpoint }, false);
+        return true;
+      },
       params: (mask, flags) => this.params(mask, flags),
       copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes, address, capacity),
       queueRequest: (owner, r) => this.tracker.queuePart(owner, r),
@@ -267,7 +279,11 @@ export class Executor {
     const t = this.tracker;
     let events = this.u.ucp_worker_progress(this.worker);
     this.endpoints.closeFailed();
-    this.am?.fetchPending();
+    const am = this.am;
+    if (am) {
+      am.fetchPending();
+      if (am.fetchesInFlight > 0) events += am.finishFetched();
+    }
     if (t.partQueues.size > 0) events += t.progressParts();
     if (t.completed.length > 0) events += t.finishCompleted();
     const full = events > 0 || t.touched;
@@ -364,7 +380,9 @@ export class Executor {
     this.fast?.cancelAll(this.worker);
     cancelParts();
     this.am?.releasePending();
-    for (let i = 0; i < 1000 && (t.inflight.size > 0 || t.partQueues.size > 0 || (this.fast?.count ?? 0) > 0); i++) {
+    this.am?.cancelFetches();
+    const amFetching = () => (this.am?.fetchesInFlight ?? 0) > 0;
+    for (let i = 0; i < 1000 && (t.inflight.size > 0 || t.partQueues.size > 0 || (this.fast?.count ?? 0) > 0 || amFetching()); i++) {
       this.progress();
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
       cancelParts();
@@ -374,6 +392,7 @@ export class Executor {
     // after the worker is destroyed, so that no buffer is let go while UCX could still touch it.
     const abandoned = [...t.inflight.keys(), ...(this.fast?.releaseAll() ?? [])];
     t.releaseAll();
+    this.am?.releaseFetches();
     this.listeners.destroyAll();
     this.rma.destroyRkeys();
     this.endpoints.closeAll();

@@ -47,6 +47,18 @@ export interface OpHost {
   memh(memory: number): Pointer;
   /** The `ucs_status_ptr_t` of a non-blocking call: false when it completed in place. */
   track(id: number, result: Pointer, endpoint: number): boolean;
+  /**
+   * UCX calls our callbacks only on this thread (no takeover): a request may report its own end
+   * through a callback instead of being checked each round.
+   */
+  readonly callbacks: boolean;
+  /**
+   * ucp_request_param_t for a send of request `id` with these op_attr_mask and flags, plus the
+   * send callback and `id` as user data when `callbacks` (the send reports itself).
+   */
+  sendParams(id: number, mask: number, flags?: number): Pointer;
+  /** As `track`, for a send posted with `sendParams`: not checked each round when it reports itself. */
+  trackSend(id: number, result: Pointer, endpoint: number): boolean;
   /** ucp_request_param_t with these op_attr_mask and flags. */
   params(mask: number, flags?: number): Pointer;
   /** Copy bytes out to the application's (address, capacity), or ask for a bigger buffer. */

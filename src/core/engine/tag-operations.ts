@@ -185,7 +185,7 @@ export class TagOperations {
 }
 
 /** A request parameter struct's user_data (offset 32): the request id, which UCX hands back to the callback. */
-function setUserData(param: ReturnType<Ucx["struct"]>, id: number): void {
+export function setUserData(param: ReturnType<Ucx["struct"]>, id: number): void {
   param.view.setUint32(32, id, true);
   param.view.setUint32(36, 0, true); // ids are u32
 }
