@@ -5,7 +5,7 @@
 // (bench/mpi/coll-lat.c, built here with mpicc; scripts/setup-mpi installs Open MPI when it can)
 // and the table puts the two side by side.
 //   node --import tsx bench/ucg.ts [--compare-mpi] [--quick] [--phases] [--ranks 2,4,8]
-//        [--sizes 8,...] [--errors peer|none] [--progress hybrid|thread] [--json FILE]
+//        [--sizes 8,...] [--errors peer|none] [--progress hybrid|blocking|polling|thread] [--json FILE]
 //        [--allreduce-plans 0,1,2,3,4]
 //   --quick   2 and 4 ranks, 8 B and 1 MiB, a fifth of the iterations: a smoke run (~1 min)
 //   --phases  only the per-step breakdown of one 8 B allreduce (and the p2p round trip)

@@ -9,6 +9,12 @@
  * spinning (thread mode's takeover would keep each application thread spinning on microtasks
  * while it awaits); on a host with more ranks than cores a waiting step polls and yields its
  * core for a bounded time first (step-spin.ts).
+ * "blocking" (or "polling"): nothing progresses the worker but the collectives themselves: a
+ * waiting step polls and `sched_yield()`s its core after an empty poll, as Open MPI's ranks do,
+ * and in blocking mode sleeps in ucp_worker_wait once `UCX_TS_UCG_STEP_SPIN_US` has passed
+ * without an event (polling mode never sleeps). Between collectives the worker is not progressed
+ * at all (as MPI's); the bootstrap and `close()` drive it through `worker.settled()`, and so must
+ * any point-to-point use of `ctx.worker` in these modes.
  */
 import process from "node:process";
 import { cpus } from "node:os";
@@ -28,7 +34,10 @@ import { STEP_SPIN_CONFIG } from "./step-spin.ts";
 export interface UcgContextOptions {
   /** Rank, size and root address; default from the environment (rte.ts). */
   readonly rte?: Rte;
-  /** Default "hybrid" (sleeps when idle). */
+  /**
+   * Default UCX_TS_UCG_PROGRESS, else "hybrid" (sleeps when idle). "blocking": collectives poll
+   * and yield the core, then sleep in ucp_worker_wait; "polling": poll and yield, never sleep.
+   */
   readonly progressMode?: ProgressMode;
   /** Default "peer": a process that dies makes the others' collectives reject. "none" allows shared memory but never notices a death (use timeouts). */
   readonly errorHandling?: ErrorHandling;
@@ -77,13 +86,16 @@ export class UcgContext {
     const config = configRegistry().resolve(process.env, options.config ?? {});
     const ppool = new PlanPool(config);
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
-    const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
+    const progressMode = options.progressMode ?? ((process.env.UCX_TS_UCG_PROGRESS || "hybrid") as ProgressMode);
+    const worker = await Worker.create({ ...options.worker, progressMode, errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
-      const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() });
-      // A waiting step polls and yields (step-spin.ts) where this host has more ranks than cores.
+      const { hosts } = await worker.settled(bootstrap(worker, channel, rte, { timeoutMs, host: thisHost() }));
+      // A waiting step polls and yields (step-spin.ts): always in polling and blocking modes (only
+      // the steps progress the worker there), in hybrid mode where this host has more ranks than cores.
       const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
-      if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
+      if (channel.drivesSteps) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
+      else if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {
       await channel.close().catch(() => {});
