@@ -22,11 +22,12 @@ const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
 const phasesOnly = process.env.UCG_BENCH_PHASES_ONLY === "1";
 const ctx = await UcgContext.create({
   errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none",
-  // hybrid (sleeps when idle), blocking (a waiting step polls and yields its core, then sleeps in
-  // ucp_worker_wait), polling (polls and yields, never sleeps), thread (a progress thread per rank,
-  // the p2p default). In polling and blocking modes only the collectives progress the worker by
-  // themselves: the round trip below awaits through worker.settled().
-  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "thread" | "blocking" | "polling",
+  // Unset: the context's default (blocking: a waiting step polls and yields its core, then sleeps
+  // in ucp_worker_wait); polling (polls and yields, never sleeps), hybrid (the engine's driver
+  // spins, then parks on the event fd), thread (a progress thread per rank, the p2p default). In
+  // polling and blocking modes only the collectives progress the worker by themselves: the round
+  // trip below awaits through worker.settled().
+  progressMode: (process.env.UCG_BENCH_PROGRESS || undefined) as "hybrid" | "thread" | "blocking" | "polling" | undefined,
 });
 const world = ctx.world;
 const barrier = world.init("barrier");
@@ -118,5 +119,5 @@ const steps = (timed[0]?.steps ?? []).map((s, j) => ({
 }));
 const phases = { plan: probe.plan.name, total_us: round(median(timed.map((c) => c.total))), steps, p2pRoundTripUs };
 
-if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: process.env.UCG_BENCH_PROGRESS ?? "hybrid", rows, phases, channelStats: ctx.channel.stats })}`);
+if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: ctx.worker.progressMode, rows, phases, channelStats: ctx.channel.stats })}`);
 await ctx.close();

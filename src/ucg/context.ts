@@ -4,17 +4,17 @@
  * group (every process, group id 0). `UcgContext.create()` reads the rte, bootstraps, and
  * returns when every process can reach every other; it is collective over the world.
  *
- * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
- * pending and parks on UCX's event fd when idle, so 8 processes on 2 cores sleep instead of
- * spinning (thread mode's takeover would keep each application thread spinning on microtasks
- * while it awaits); on a host with more ranks than cores a waiting step polls and yields its
- * core for a bounded time first (step-spin.ts).
- * "blocking" (or "polling"): nothing progresses the worker but the collectives themselves: a
- * waiting step polls and `sched_yield()`s its core after an empty poll, as Open MPI's ranks do,
- * and in blocking mode sleeps in ucp_worker_wait once `UCX_TS_UCG_STEP_SPIN_US` has passed
- * without an event (polling mode never sleeps). Between collectives the worker is not progressed
- * at all (as MPI's); the bootstrap and `close()` drive it through `worker.settled()`, and so must
- * any point-to-point use of `ctx.worker` in these modes.
+ * Progress: "blocking" by default (UCX_TS_UCG_PROGRESS or `progressMode` choose another):
+ * nothing progresses the worker but the collectives themselves. A waiting step polls and
+ * `sched_yield()`s its core after an empty poll, as Open MPI's ranks do, so on an oversubscribed
+ * host (8 ranks on 2 cores) a waiting rank hands its core on yet sees a message on its next
+ * turn, without a wake-up; once `UCX_TS_UCG_STEP_SPIN_US` has passed without an event it sleeps
+ * in ucp_worker_wait, so a rank whose peers are away holds no core ("polling" never sleeps).
+ * Between collectives the worker is not progressed at all (as MPI's); the bootstrap and
+ * `close()` drive it through `worker.settled()`, and so must any point-to-point use of
+ * `ctx.worker`. "hybrid" was the default until 2026-11-26: the engine's driver spins, then parks
+ * on UCX's event fd behind a watcher thread, and every late message cost two wake-ups (4 ranks on
+ * 2 cores: 8 B allreduce 2.4 ms against 0.2 in blocking mode; docs/benchmarks.md).
  */
 import process from "node:process";
 import { cpus } from "node:os";
@@ -35,8 +35,9 @@ export interface UcgContextOptions {
   /** Rank, size and root address; default from the environment (rte.ts). */
   readonly rte?: Rte;
   /**
-   * Default UCX_TS_UCG_PROGRESS, else "hybrid" (sleeps when idle). "blocking": collectives poll
-   * and yield the core, then sleep in ucp_worker_wait; "polling": poll and yield, never sleep.
+   * Default UCX_TS_UCG_PROGRESS, else "blocking": collectives poll and yield the core, then sleep
+   * in ucp_worker_wait; "polling": poll and yield, never sleep; "hybrid": the engine's own driver
+   * (spins, then parks on UCX's event fd through a watcher thread).
    */
   readonly progressMode?: ProgressMode;
   /** Default "peer": a process that dies makes the others' collectives reject. "none" allows shared memory but never notices a death (use timeouts). */
@@ -86,7 +87,7 @@ export class UcgContext {
     const config = configRegistry().resolve(process.env, options.config ?? {});
     const ppool = new PlanPool(config);
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
-    const progressMode = options.progressMode ?? ((process.env.UCX_TS_UCG_PROGRESS || "hybrid") as ProgressMode);
+    const progressMode = options.progressMode ?? ((process.env.UCX_TS_UCG_PROGRESS || "blocking") as ProgressMode);
     const worker = await Worker.create({ ...options.worker, progressMode, errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
