@@ -13,8 +13,9 @@
  * Between collectives the worker is not progressed at all (as MPI's); the bootstrap and
  * `close()` drive it through `worker.settled()`, and so must any point-to-point use of
  * `ctx.worker`. "hybrid" was the default until 2026-11-26: the engine's driver spins, then parks
- * on UCX's event fd behind a watcher thread, and every late message cost two wake-ups (4 ranks on
- * 2 cores: 8 B allreduce 2.4 ms against 0.2 in blocking mode; docs/benchmarks.md).
+ * on UCX's event fd behind a watcher thread, and a late message costs two wake-ups (4 ranks on 2
+ * cores, alternated pairs under load: 8 B allreduce 1.8-7.9 ms against 0.2-3.6 in blocking
+ * mode, faster in 3 of 4 pairs; docs/benchmarks.md).
  */
 import process from "node:process";
 import { cpus } from "node:os";
