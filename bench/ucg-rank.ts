@@ -9,7 +9,7 @@
 //    the same channel (what one message costs in this engine, outside any collective).
 // Rank 0 prints one JSON line "UCG_BENCH {...}".
 // Environment: UCG_BENCH_SIZES (bytes, comma-separated), UCG_BENCH_SCALE (iteration factor),
-// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep),
+// UCG_BENCH_ERRORS (peer|none), UCG_BENCH_PROGRESS (hybrid|blocking|polling|thread), UCG_BENCH_PHASES_ONLY=1 (skip the latency sweep),
 // UCG_BENCH_ALLREDUCE_PLANS (allreduce only, under each of these plan ids), UCG_BENCH_DEBUG=1
 // (each rank says on stderr which point it is at: to find where a run hangs).
 import process from "node:process";
@@ -22,10 +22,12 @@ const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
 const phasesOnly = process.env.UCG_BENCH_PHASES_ONLY === "1";
 const ctx = await UcgContext.create({
   errorHandling: (process.env.UCG_BENCH_ERRORS ?? "peer") as "peer" | "none",
-  // Default hybrid (sleeps when idle, what 8 ranks on 2 cores need); thread (a progress thread per
-  // rank, the p2p default) for comparison. Not polling: nothing would progress a collective's
-  // awaited requests (the rank exits with an unsettled await).
-  progressMode: (process.env.UCG_BENCH_PROGRESS ?? "hybrid") as "hybrid" | "thread",
+  // Unset: the context's default (blocking: a waiting step polls and yields its core, then sleeps
+  // in ucp_worker_wait); polling (polls and yields, never sleeps), hybrid (the engine's driver
+  // spins, then parks on the event fd), thread (a progress thread per rank, the p2p default). In
+  // polling and blocking modes only the collectives progress the worker by themselves: the round
+  // trip below awaits through worker.settled().
+  progressMode: (process.env.UCG_BENCH_PROGRESS || undefined) as "hybrid" | "thread" | "blocking" | "polling" | undefined,
 });
 const world = ctx.world;
 const barrier = world.init("barrier");
@@ -86,12 +88,12 @@ if (world.size > 1) {
   for (let i = -Math.min(20, iters); i < iters; i++) {
     if (world.rank === 0) {
       const t = performance.now();
-      const back = ctx.channel.recv(pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
+      const back = ctx.worker.settled(ctx.channel.recv(pong, makeHeader(CONTROL_COLL_TYPE, 1, G)));
       await ctx.channel.send(1, ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
       await back;
       if (i >= 0) trips.push((performance.now() - t) * 1000);
     } else if (world.rank === 1) {
-      await ctx.channel.recv(ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
+      await ctx.worker.settled(ctx.channel.recv(ping, makeHeader(CONTROL_COLL_TYPE, 0, G)));
       await ctx.channel.send(0, pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
     }
   }
@@ -117,5 +119,5 @@ const steps = (timed[0]?.steps ?? []).map((s, j) => ({
 }));
 const phases = { plan: probe.plan.name, total_us: round(median(timed.map((c) => c.total))), steps, p2pRoundTripUs };
 
-if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: process.env.UCG_BENCH_PROGRESS ?? "hybrid", rows, phases, channelStats: ctx.channel.stats })}`);
+if (world.rank === 0) console.log(`UCG_BENCH ${JSON.stringify({ size: world.size, errors: process.env.UCG_BENCH_ERRORS ?? "peer", progress: ctx.worker.progressMode, rows, phases, channelStats: ctx.channel.stats })}`);
 await ctx.close();

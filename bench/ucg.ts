@@ -5,7 +5,7 @@
 // (bench/mpi/coll-lat.c, built here with mpicc; scripts/setup-mpi installs Open MPI when it can)
 // and the table puts the two side by side.
 //   node --import tsx bench/ucg.ts [--compare-mpi] [--quick] [--phases] [--ranks 2,4,8]
-//        [--sizes 8,...] [--errors peer|none] [--progress hybrid|thread] [--json FILE]
+//        [--sizes 8,...] [--errors peer|none] [--progress hybrid|blocking|polling|thread] [--json FILE]
 //        [--allreduce-plans 0,1,2,3,4]
 //   --quick   2 and 4 ranks, 8 B and 1 MiB, a fifth of the iterations: a smoke run (~1 min)
 //   --phases  only the per-step breakdown of one 8 B allreduce (and the p2p round trip)
@@ -31,7 +31,8 @@ const ranks = arg("ranks", quick ? "2,4" : "2,4,8").split(",").map(Number);
 const sizes = arg("sizes", quick ? "8,1048576" : "8,128,2048,32768,524288,1048576,4194304");
 const scale = quick ? 0.2 : 1;
 const errors = arg("errors", "peer");
-const progress = arg("progress", "hybrid");
+// Empty: the context's default (UCX_TS_UCG_PROGRESS, else blocking).
+const progress = arg("progress", "");
 const allreducePlans = arg("allreduce-plans", "");
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
@@ -76,7 +77,7 @@ async function runUcxTs(n: number): Promise<{ size: number; rows: Point[]; phase
   const r = await launch({
     n,
     script: "bench/ucg-rank.ts",
-    env: { UCG_BENCH_SIZES: sizes, UCG_BENCH_ERRORS: errors, UCG_BENCH_PROGRESS: progress, UCG_BENCH_SCALE: String(scale), UCG_BENCH_PHASES_ONLY: phasesOnly ? "1" : undefined, UCG_BENCH_ALLREDUCE_PLANS: allreducePlans || undefined },
+    env: { UCG_BENCH_SIZES: sizes, UCG_BENCH_ERRORS: errors, UCG_BENCH_PROGRESS: progress || undefined, UCG_BENCH_SCALE: String(scale), UCG_BENCH_PHASES_ONLY: phasesOnly ? "1" : undefined, UCG_BENCH_ALLREDUCE_PLANS: allreducePlans || undefined },
     timeoutMs: 900_000,
     onLine: (rank, _s, l) => lines.push(`[${rank}] ${l}`),
   });
@@ -106,7 +107,7 @@ function printPhases(n: number, p: Phases): void {
 
 const started = new Date();
 const loadBefore = load();
-console.log(`collectives benchmark ${started.toISOString()}: ${cpus().length} cores, load ${loadBefore}, ucx-ts error handling ${errors}, progress ${progress}${quick ? ", --quick" : ""}`);
+console.log(`collectives benchmark ${started.toISOString()}: ${cpus().length} cores, load ${loadBefore}, ucx-ts error handling ${errors}, progress ${progress || "default"}${quick ? ", --quick" : ""}`);
 const mpi = compareMpi && !phasesOnly ? buildMpi() : undefined;
 if (mpi) console.log(`Open MPI: mpirun ${MPI_OPTIONS.join(" ")} -n N coll-lat`);
 

@@ -29,7 +29,7 @@ import { UcxError } from "../core/errors.ts";
 import { FULL_MASK, type Tag } from "../core/tag.ts";
 import type { RecvOptions } from "../core/receive-options.ts";
 import type { PostedReceive } from "./instance.ts";
-import { spinWhile } from "./step-spin.ts";
+import { pollWhile, spinWhile } from "./step-spin.ts";
 
 const NO_OPTIONS: RecvOptions = {};
 
@@ -67,15 +67,26 @@ export class Channel {
   readonly stats = { sends: 0, recvs: 0, bytesSent: 0 };
 
   /**
-   * How long a collective's waiting step polls and yields after the last event (ms; 0: it just
-   * awaits). The context sets it in hybrid mode on a host with more ranks than cores (step-spin.ts).
+   * How long a collective's waiting step polls and yields after the last event (ms). Hybrid mode:
+   * 0 (the step just awaits) unless this host has more ranks than cores; blocking mode: then it
+   * sleeps (step-spin.ts). The context sets it.
    */
   stepSpinMs = 0;
 
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
 
   /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
-  readonly spin = (pending: () => boolean): Promise<void> => spinWhile(this.worker, pending, this.stepSpinMs);
+  readonly spin = (pending: () => boolean): Promise<void> =>
+    this.drivesSteps ? pollWhile(this.worker, pending, this.stepSpinMs, this.worker.progressMode === "blocking") : spinWhile(this.worker, pending, this.stepSpinMs);
+
+  /**
+   * Polling and blocking modes: nothing progresses the worker by itself, so every waiting step
+   * drives it (step-spin.ts pollWhile), whatever `stepSpinMs` is.
+   */
+  get drivesSteps(): boolean {
+    const mode = this.worker.progressMode;
+    return mode === "polling" || mode === "blocking";
+  }
 
   addEndpoint(handle: number, ep: Endpoint): void {
     this.endpoints.set(handle, ep);

@@ -4,11 +4,18 @@
  * group (every process, group id 0). `UcgContext.create()` reads the rte, bootstraps, and
  * returns when every process can reach every other; it is collective over the world.
  *
- * Progress: "hybrid" by default: the application thread progresses UCX while a collective is
- * pending and parks on UCX's event fd when idle, so 8 processes on 2 cores sleep instead of
- * spinning (thread mode's takeover would keep each application thread spinning on microtasks
- * while it awaits); on a host with more ranks than cores a waiting step polls and yields its
- * core for a bounded time first (step-spin.ts).
+ * Progress: "blocking" by default (UCX_TS_UCG_PROGRESS or `progressMode` choose another):
+ * nothing progresses the worker but the collectives themselves. A waiting step polls and
+ * `sched_yield()`s its core after an empty poll, as Open MPI's ranks do, so on an oversubscribed
+ * host (8 ranks on 2 cores) a waiting rank hands its core on yet sees a message on its next
+ * turn, without a wake-up; once `UCX_TS_UCG_STEP_SPIN_US` has passed without an event it sleeps
+ * in ucp_worker_wait, so a rank whose peers are away holds no core ("polling" never sleeps).
+ * Between collectives the worker is not progressed at all (as MPI's); the bootstrap and
+ * `close()` drive it through `worker.settled()`, and so must any point-to-point use of
+ * `ctx.worker`. "hybrid" was the default until 2026-11-26: the engine's driver spins, then parks
+ * on UCX's event fd behind a watcher thread, and a late message costs two wake-ups (4 ranks on 2
+ * cores, alternated pairs under load: 8 B allreduce 1.8-7.9 ms against 0.2-3.6 in blocking
+ * mode, faster in 3 of 4 pairs; docs/benchmarks.md).
  */
 import process from "node:process";
 import { cpus } from "node:os";
@@ -30,7 +37,11 @@ import { STEP_SPIN_CONFIG } from "./step-spin.ts";
 export interface UcgContextOptions {
   /** Rank, size and root address; default from the environment (rte.ts). */
   readonly rte?: Rte;
-  /** Default "hybrid" (sleeps when idle). */
+  /**
+   * Default UCX_TS_UCG_PROGRESS, else "blocking": collectives poll and yield the core, then sleep
+   * in ucp_worker_wait; "polling": poll and yield, never sleep; "hybrid": the engine's own driver
+   * (spins, then parks on UCX's event fd through a watcher thread).
+   */
   readonly progressMode?: ProgressMode;
   /** Default "peer": a process that dies makes the others' collectives reject. "none" allows shared memory but never notices a death (use timeouts). */
   readonly errorHandling?: ErrorHandling;
@@ -86,13 +97,16 @@ export class UcgContext {
     const ppool = new PlanPool(config);
     const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
     const auth = bootstrapAuth(process.env, options.auth);
-    const worker = await Worker.create({ ...options.worker, progressMode: options.progressMode ?? "hybrid", errorHandling: options.errorHandling ?? "peer" });
+    const progressMode = options.progressMode ?? ((process.env.UCX_TS_UCG_PROGRESS || "blocking") as ProgressMode);
+    const worker = await Worker.create({ ...options.worker, progressMode, errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
-      const { hosts } = await bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth });
-      // A waiting step polls and yields (step-spin.ts) where this host has more ranks than cores.
+      const { hosts } = await worker.settled(bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth }));
+      // A waiting step polls and yields (step-spin.ts): always in polling and blocking modes (only
+      // the steps progress the worker there), in hybrid mode where this host has more ranks than cores.
       const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
-      if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
+      if (channel.drivesSteps) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
+      else if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {
       await channel.close().catch(() => {});

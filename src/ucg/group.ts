@@ -239,7 +239,7 @@ export class Group {
       send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
       recv: (peer, bytes) => channel.post(bytes, from[peer]!),
       cancel: (id) => channel.cancel(id),
-      spin: channel.stepSpinMs > 0 ? channel.spin : undefined,
+      spin: channel.stepSpinMs > 0 || channel.drivesSteps ? channel.spin : undefined,
     };
     this.transports.set(collType, t);
     return t;

@@ -1,5 +1,6 @@
 /**
- * The progress policy while a collective's step waits (hybrid mode): spin, then yield, then sleep.
+ * The progress policy while a collective's step waits: poll and yield the core, then sleep
+ * (hybrid mode: spinWhile; polling and blocking modes: pollWhile, at the end).
  *
  * Hybrid mode progresses UCX on the application thread for a short budget after the last event
  * (100 us on 2 cores) and then parks on UCX's event fd; a message that comes later costs a
@@ -41,7 +42,7 @@ export const STEP_SPIN_CONFIG: ConfigTable = {
       default: 2000,
       min: 0,
       max: 1_000_000,
-      doc: "hybrid mode, more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once, as with a core per rank)",
+      doc: "blocking mode, and hybrid mode with more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once)",
     },
   },
 };
@@ -63,5 +64,45 @@ export async function spinWhile(worker: Worker, pending: () => boolean, budgetMs
     // Completions settle as microtasks: let them run (and `pending()` see them) before polling again.
     await undefined;
     if (turnDue(YIELD_MS)) await yieldToEventLoop();
+  }
+}
+
+/** Blocking mode: the longest sleep in ucp_worker_wait before the event loop gets a turn (ms). */
+const SLEEP_MS = 1;
+/**
+ * Blocking mode: the longest stretch of polling without an event-loop turn (ms). Longer than
+ * hybrid's: no Atomics.waitAsync wake-up of this worker waits for the turn, only timers (a
+ * collective's timeout) and I/O, and a turn (setImmediate) cost more than a 2-rank exchange.
+ */
+const POLL_TURN_MS = 1;
+
+/**
+ * The whole wait of a step in the polling and blocking progress modes, where nothing but this
+ * loop progresses UCX while a collective runs: poll, and `sched_yield()` after an empty poll
+ * (Open MPI's mpi_yield_when_idle), so a waiting rank gives its core to whoever needs it yet sees
+ * a message on its next turn, without a wake-up. In blocking mode (`sleeps`), once `busyMs` has
+ * passed since the last event it sleeps in ucp_worker_wait instead (woken by UCX's event fd, at
+ * most SLEEP_MS at a time, the event loop getting a turn between sleeps), so a rank whose peers
+ * are away for long holds no core; no fd watcher thread or Atomics.waitAsync task stands between
+ * the event and this loop. Polling mode never sleeps (as Open MPI).
+ */
+export async function pollWhile(worker: Worker, pending: () => boolean, busyMs: number, sleeps: boolean): Promise<void> {
+  const yieldCore = ucx().sched_yield;
+  let lastEvent = performance.now();
+  while (pending() && !worker.closed) {
+    if (worker.progress() > 0) {
+      lastEvent = performance.now();
+    } else if (!sleeps || performance.now() - lastEvent <= busyMs) {
+      yieldCore();
+    } else if (worker.wait(SLEEP_MS) > 0) {
+      lastEvent = performance.now();
+    } else {
+      // A whole sleep without an event: timers and I/O get their turn now.
+      await yieldToEventLoop();
+      continue;
+    }
+    // Completions settle as microtasks: let them run (and `pending()` see them) before polling again.
+    await undefined;
+    if (turnDue(POLL_TURN_MS)) await yieldToEventLoop();
   }
 }

@@ -5,8 +5,8 @@
  * elements and ~1 MiB, a non-commutative user op, two subgroups at once with the world, a
  * persistent request started 100 times, the sliding-window allreduce with a small window and
  * chunk) and check every result against the sequential
- * reference. Hybrid progress (the context's default) sleeps when idle, so 8 processes share 2
- * cores. The full matrix is `npm run test:full` (UCX_TS_UCG_FULL=1).
+ * reference. The context's default progress (blocking) yields the core while a step waits and
+ * sleeps past a short budget, so 8 processes share 2 cores. The full matrix is `npm run test:full` (UCX_TS_UCG_FULL=1).
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";

@@ -10,7 +10,7 @@ import { resolveOp, defineOp } from "../../src/ucg/op.ts";
 import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
 import { UcxError } from "../../src/index.ts";
 import { dbtSegments } from "../../src/ucg/plans/dbt/dbt_segments.ts";
-import { spinWhile } from "../../src/ucg/step-spin.ts";
+import { pollWhile, spinWhile } from "../../src/ucg/step-spin.ts";
 import type { Worker } from "../../src/core/worker.ts";
 import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance.ts";
 import { normalize } from "../../src/ucg/request.ts";
@@ -90,6 +90,25 @@ test("a waiting step's spin polls while its step is pending, yields when a poll 
   assert.ok(took >= 5 && took < 1000, `took ${took} ms`);
   // The event's poll and at least one empty one (under load one yield may outlast the budget).
   assert.ok(polls >= 2, `polled ${polls} times`);
+});
+
+test("blocking mode's step loop polls until its step is done, sleeps in wait() only past its busy budget, and never gives up (polling mode never sleeps)", async () => {
+  let polls = 0;
+  let waits = 0;
+  const worker = { closed: false, progress: () => (polls++, 0), wait: (ms: number) => (waits++, assert.is(ms, 1), 0) } as unknown as Worker;
+  // Busy budget 1 s: done after 5 empty polls, all yields, no sleep.
+  await pollWhile(worker, () => polls < 5, 1000, true);
+  assert.is(waits, 0);
+  // Budget spent (negative: past it at once, whatever the clock's resolution): every empty poll
+  // is followed by a sleep; it stops only when the step is done.
+  polls = 0;
+  await pollWhile(worker, () => polls < 5, -1, true);
+  assert.is(waits, 5);
+  // Polling mode (sleeps false) never calls wait(), whatever the budget.
+  polls = waits = 0;
+  await pollWhile(worker, () => polls < 5, -1, false);
+  assert.is(waits, 0);
+  assert.is(polls, 5);
 });
 
 test("a step that fails while its spin still runs (a peer died) rejects its request, and nothing is reported unhandled meanwhile", async () => {
