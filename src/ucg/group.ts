@@ -21,17 +21,27 @@ import type { GroupContext } from "./group-context.ts";
 
 type Normalized = ReturnType<typeof normalize>;
 
+/** The plan cache's bounds per group (planStats). */
+export const MAX_CACHED_PLANS = 128;
+export const MAX_CACHED_SCRATCH_BYTES = 64 * 1024 * 1024;
+
 export class Group {
   readonly rank: number;
   readonly size: number;
   /** The decision trees with the member-count questions answered (seed: prune per group). */
   readonly trees: Readonly<Record<CollType, DecisionTree>>;
-  /** Plans built and plans reused from the cache (a second identical call builds nothing). */
-  readonly planStats = { built: 0, reused: 0 };
+  /**
+   * Plans built and reused from the cache (a second identical call builds nothing), evicted from
+   * it, and held in it now. The cache is keyed by every argument a plan depends on (count, type,
+   * root ...): a program that varies them would grow it without end, so it keeps the most recently
+   * used MAX_CACHED_PLANS, their scratch buffers within MAX_CACHED_SCRATCH_BYTES together.
+   */
+  readonly planStats = { built: 0, reused: 0, evicted: 0, cached: 0 };
   /** Members on the same host as this one, and each host's first member (group ranks; topology.ts). */
   readonly localRanks: readonly number[];
   readonly nodeLeaders: readonly number[];
   private readonly constants = new Map<string, { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray }>();
+  private cachedScratchBytes = 0;
   private tail: Promise<unknown> = Promise.resolve();
   /** Requests started and not finished (0: the next one starts at once). */
   private queued = 0;
@@ -139,6 +149,8 @@ export class Group {
     this.#freed = true;
     await this.tail;
     this.constants.clear();
+    this.cachedScratchBytes = 0;
+    this.planStats.cached = 0;
     this.transports.clear();
     this.context.removeGroup(this);
   }
@@ -154,6 +166,9 @@ export class Group {
     let hit = this.constants.get(key);
     if (hit) {
       this.planStats.reused++;
+      // Most recently used last: the Map's order is the eviction order.
+      this.constants.delete(key);
+      this.constants.set(key, hit);
       return hit;
     }
     const constant = template.build(
@@ -162,8 +177,25 @@ export class Group {
     );
     hit = { template, constant, scratch: n.datatype.create(constant.scratchCount) };
     this.constants.set(key, hit);
+    this.cachedScratchBytes += hit.scratch.byteLength;
+    this.evictPlans();
     this.planStats.built++;
     return hit;
+  }
+
+  /**
+   * Drops the least recently used plans beyond the cache's bounds. A persistent request keeps the
+   * plan it was made with; the next call with those arguments builds it again.
+   */
+  private evictPlans(): void {
+    for (const [key, entry] of this.constants) {
+      if (this.constants.size <= MAX_CACHED_PLANS && this.cachedScratchBytes <= MAX_CACHED_SCRATCH_BYTES) break;
+      if (this.constants.size === 1) break; // the one just built is in use
+      this.constants.delete(key);
+      this.cachedScratchBytes -= entry.scratch.byteLength;
+      this.planStats.evicted++;
+    }
+    this.planStats.cached = this.constants.size;
   }
 
   /**

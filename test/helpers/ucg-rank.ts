@@ -15,6 +15,7 @@
 import process from "node:process";
 import { UcgContext, PLAN_TEMPLATES, type CollType, type CollectiveArray, type DatatypeName, type Group, UcxError } from "../../src/index.ts";
 import { DATATYPES } from "../../src/ucg/datatype.ts";
+import { MAX_CACHED_PLANS } from "../../src/ucg/group.ts";
 import { describeCase, expectedOf, firstDifference, opOf, rng, sendOf, type Case } from "./ucg-reference.ts";
 
 const mode = process.env.UCX_TS_UCG_TEST ?? "sample";
@@ -171,6 +172,14 @@ async function persistent(world: Group): Promise<void> {
   const before = world.planStats.built;
   await world.allreduce(new Int16Array(33), "max");
   if (world.planStats.built !== before) fail("a second identical call built a plan again");
+  // The cache is bounded: calls of MAX_CACHED_PLANS + 30 different counts evict the oldest plans
+  // (a program varying its counts grew it without end), and results stay right.
+  for (let count = 1; count <= MAX_CACHED_PLANS + 30; count++) {
+    const out = await world.allreduce(new Int8Array(count).fill(1), "sum");
+    if (out[count - 1] !== world.size) fail(`allreduce of ${count} int8: got ${out[count - 1]}`);
+  }
+  if (world.planStats.cached > MAX_CACHED_PLANS || world.planStats.evicted < 30) fail(`plan cache ${JSON.stringify(world.planStats)}, bound ${MAX_CACHED_PLANS}`);
+  checks++;
   checks++;
 }
 
