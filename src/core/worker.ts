@@ -25,6 +25,7 @@ import { Op } from "./engine/records.ts";
 import { ThreadedEngine } from "./engine/threaded-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
+import { drainScopeTwice } from "./hello/scope-drain.ts";
 import type { ConnectProtocol, Listener, ListenOptions } from "./listener.ts";
 import type { MemMapOptions, MemoryHandle } from "./memory.ts";
 import type { AmInbox, AmMessage } from "./am/inbox.ts";
@@ -475,7 +476,10 @@ export class Worker {
 
   /** @internal The endpoint is closed: forget it (and release its receive scope). */
   forgetEndpoint(id: number): void {
+    const scope = this.#endpoints.get(id)?.scope;
     this.#endpoints.forget(id);
+    // What its peer sent after the close would stay in UCX's queue until the worker closes.
+    if (scope !== undefined && !this.closed) drainScopeTwice(this, scope);
   }
 
   /** @internal A receive scope for an endpoint made through the hello (hello/scopes.ts). */
