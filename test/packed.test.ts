@@ -95,7 +95,12 @@ test("the README's example (examples/hello.mjs, quoted verbatim) runs between tw
     const client = spawnSync(process.execPath, argv([`127.0.0.1:${port}`]), { cwd: project, encoding: "utf8", timeout: 30_000 });
     assert.is(client.status, 0, client.stderr);
     assert.is(client.stdout.trim(), "olleh");
-    assert.is(await serverDone, 0, serverErr);
+    // Bounded: a server that never ends (a close that leaves the event loop alive) is a failure
+    // of this test, not a runner killed at its time limit.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const serverEnd = await Promise.race([serverDone, new Promise<"hung">((resolve) => (timer = setTimeout(() => resolve("hung"), 30_000)))]);
+    clearTimeout(timer);
+    assert.is(serverEnd, 0, serverEnd === "hung" ? `the server did not exit within 30 s of its client's end: ${serverErr}` : serverErr);
   } finally {
     server.kill("SIGKILL");
   }

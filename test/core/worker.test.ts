@@ -133,6 +133,16 @@ exit("a process that ends without closing its workers exits promptly (thread asl
   }
 });
 
+exit("a process that closes its workers after a hello exchange exits by itself, in every mode", async () => {
+  for (const mode of MODES) {
+    const started = Date.now();
+    const r = await runScript("test/helpers/exit-after-close.ts", [mode], { timeoutMs: 30_000 });
+    assert.is(r.code, 0, `${mode}: ${r.stderr}`);
+    assert.is(r.stdout.trim(), "[3,2,1]", mode);
+    assert.ok(Date.now() - started < 15_000, `${mode}: took ${Date.now() - started} ms`);
+  }
+});
+
 exit.run();
 
 const closing = suite("core/worker (closing)");

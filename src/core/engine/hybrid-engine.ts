@@ -85,6 +85,10 @@ export class HybridEngine implements Engine {
 
   setActive(active: boolean): void {
     this.active = active;
+    // The close settles what is still pending (inner.stop() delivers the cancellations), and
+    // each settlement reports activity here: a keep-alive started then would never be cleared
+    // (the process did not end after worker.close(), Bun's default mode, 2026-11-26).
+    if (this.stopped) return;
     if (active) {
       // Atomics.waitAsync does not keep a process alive: an awaited request does, like a socket.
       this.keepAlive ??= setInterval(() => {}, 1 << 30);
@@ -181,9 +185,9 @@ export class HybridEngine implements Engine {
         });
       });
     }
+    await this.inner.stop();
     if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
     this.keepAlive = undefined;
-    await this.inner.stop();
   }
 }
 
