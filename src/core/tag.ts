@@ -53,6 +53,11 @@ export function scopedMaskWords(mask: Tag): readonly [number, number] {
   return [lo, (0xffff0000 | hi) >>> 0];
 }
 
+/** Every message of receive scope `scope`: its UCX tag and mask, as a probe of the whole scope takes them. */
+export function wholeScope(scope: number): { readonly tag: Tag; readonly mask: Tag } {
+  return { tag: joinTag(...scopedTagWords(scope, 0)), mask: joinTag(...scopedMaskWords(0)) };
+}
+
 /** The user's tag of a scoped message: the UCX tag without its scope bits (always a Number). */
 export function unscopedTag(lo: number, hi: number): number {
   return (hi & 0xffff) * 2 ** 32 + lo;

@@ -30,17 +30,18 @@ export class Group {
   readonly size: number;
   /** The decision trees with the member-count questions answered (seed: prune per group). */
   readonly trees: Readonly<Record<CollType, DecisionTree>>;
+  /** The plan cache: most recently used last (the Map's order is the eviction order). */
+  private readonly constants = new Map<string, { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray }>();
   /**
    * Plans built and reused from the cache (a second identical call builds nothing), evicted from
    * it, and held in it now. The cache is keyed by every argument a plan depends on (count, type,
    * root ...): a program that varies them would grow it without end, so it keeps the most recently
    * used MAX_CACHED_PLANS, their scratch buffers within MAX_CACHED_SCRATCH_BYTES together.
    */
-  readonly planStats = { built: 0, reused: 0, evicted: 0, cached: 0 };
+  readonly planStats = planCacheStats(this.constants);
   /** Members on the same host as this one, and each host's first member (group ranks; topology.ts). */
   readonly localRanks: readonly number[];
   readonly nodeLeaders: readonly number[];
-  private readonly constants = new Map<string, { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray }>();
   private cachedScratchBytes = 0;
   private tail: Promise<unknown> = Promise.resolve();
   /** Requests started and not finished (0: the next one starts at once). */
@@ -150,7 +151,6 @@ export class Group {
     await this.tail;
     this.constants.clear();
     this.cachedScratchBytes = 0;
-    this.planStats.cached = 0;
     this.transports.clear();
     this.context.removeGroup(this);
   }
@@ -195,7 +195,6 @@ export class Group {
       this.cachedScratchBytes -= entry.scratch.byteLength;
       this.planStats.evicted++;
     }
-    this.planStats.cached = this.constants.size;
   }
 
   /**
@@ -278,3 +277,14 @@ export class Group {
   }
 }
 
+/** A group's plan-cache counters; `cached` is read from the cache itself, so it cannot drift. */
+function planCacheStats(plans: ReadonlyMap<string, unknown>): { built: number; reused: number; evicted: number; readonly cached: number } {
+  return {
+    built: 0,
+    reused: 0,
+    evicted: 0,
+    get cached() {
+      return plans.size;
+    },
+  };
+}

@@ -7,7 +7,7 @@
  * through the hello is gone, the messages of its scope are received into scratch memory and
  * dropped: at once, and once more after DRAIN_AGAIN_MS for those still on their way then.
  */
-import { FULL_MASK, type Tag } from "../tag.ts";
+import { FULL_MASK, wholeScope, type Tag } from "../tag.ts";
 import type { RecvResult } from "../receive-options.ts";
 
 /** The second look: a peer's sends in flight at the close arrive within milliseconds. */
@@ -20,16 +20,14 @@ export interface ScopeDrainHost {
   settled<T>(p: Promise<T>): Promise<T>;
 }
 
-const SCOPE_MASK = 0xffffn << 48n;
-
 /** Receives and drops every queued message of `scope`; resolves with how many (never rejects). */
 export async function drainScope(host: ScopeDrainHost, scope: number): Promise<number> {
-  const tag = BigInt(scope) << 48n;
+  const { tag, mask } = wholeScope(scope);
   let dropped = 0;
   try {
     for (;;) {
       if (host.closed) return dropped;
-      const found = await host.settled(host.probe(tag, SCOPE_MASK));
+      const found = await host.settled(host.probe(tag, mask));
       if (!found) return dropped;
       await host.settled(host.recv(new Uint8Array(found.length), found.tag, FULL_MASK));
       dropped++;

@@ -15,7 +15,7 @@ import {
 } from "../../../src/core/hello/wire.ts";
 import { clientProof, listenerProof, proofMatches, secretBytes } from "../../../src/core/hello/auth.ts";
 import { ScopeTable } from "../../../src/core/hello/scopes.ts";
-import { scopedMaskWords, scopedTagWords, unscopedTag } from "../../../src/core/tag.ts";
+import { scopedMaskWords, scopedTagWords, unscopedTag, wholeScope } from "../../../src/core/tag.ts";
 
 const test = suite("core/hello wire format and scopes");
 
@@ -144,6 +144,12 @@ test("scoped tag words: scope in the top 16 bits, 48-bit user tags, masks keep t
   assert.throws(() => scopedTagWords(1, 2n ** 63n), /48 bits/);
   assert.equal(scopedMaskWords(0), [0, 0xffff0000]);
   assert.equal(scopedMaskWords(0xffffffffffffffffn), [0xffffffff, 0xffffffff]);
+  // A whole scope (the drain's probe of a closed endpoint's scope): the scope's bits, exactly.
+  for (const scope of [1, 31, 32, 0xabcd, 0xffff]) {
+    const { tag, mask } = wholeScope(scope);
+    assert.is(BigInt(tag), BigInt(scope) << 48n, `scope ${scope}`);
+    assert.is(BigInt(mask), 0xffffn << 48n);
+  }
   assert.is(unscopedTag(0xffffffff, 0xabcdffff), 2 ** 48 - 1);
   assert.is(unscopedTag(42, 0x00070000), 42);
 });
