@@ -110,4 +110,5 @@ export {
   type Rte,
   type LaunchOptions,
   type LaunchResult,
+  type PlanCacheStats,
 } from "./ucg/index.ts";

@@ -38,7 +38,7 @@ export class Group {
    * root ...): a program that varies them would grow it without end, so it keeps the most recently
    * used MAX_CACHED_PLANS, their scratch buffers within MAX_CACHED_SCRATCH_BYTES together.
    */
-  readonly planStats = planCacheStats(this.constants);
+  readonly planStats: PlanCacheStats = planCacheStats(this.constants);
   /** Members on the same host as this one, and each host's first member (group ranks; topology.ts). */
   readonly localRanks: readonly number[];
   readonly nodeLeaders: readonly number[];
@@ -277,8 +277,16 @@ export class Group {
   }
 }
 
-/** A group's plan-cache counters; `cached` is read from the cache itself, so it cannot drift. */
-function planCacheStats(plans: ReadonlyMap<string, unknown>): { built: number; reused: number; evicted: number; readonly cached: number } {
+/** A group's plan-cache counters (Group.planStats). */
+export interface PlanCacheStats {
+  built: number;
+  reused: number;
+  evicted: number;
+  /** Plans held now: read from the cache itself, so it cannot drift. */
+  readonly cached: number;
+}
+
+function planCacheStats(plans: ReadonlyMap<string, unknown>): PlanCacheStats {
   return {
     built: 0,
     reused: 0,

@@ -1,6 +1,6 @@
 /** The collectives (UCG), as the package exports them. */
 export { UcgContext, configRegistry, type UcgContextOptions } from "./context.ts";
-export { Group } from "./group.ts";
+export { Group, type PlanCacheStats } from "./group.ts";
 export { CollectiveRequest, type CollectiveSpec, type StartOptions, type CollectiveResult } from "./request.ts";
 export { detectRte, parseRootAddress, type Rte } from "./rte.ts";
 export { defineOp, PREDEFINED_OPS, type OpLike, type UserOp, type PredefinedOpName, type Combine } from "./op.ts";
