@@ -365,8 +365,13 @@ const cyclesGrew =
 const ucgFailed = ucg !== undefined && (Object.keys(ucg.unexpected).length > 0 || ucg.collectives === 0);
 const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed;
 
+// glibc's allocator settings, which decide how much freed memory RSS keeps (docs/testing.md#soak):
+// the same figures read differently with and without them, so the report names them.
+const mallocSettings = Object.entries(process.env).filter(([k]) => /^(GLIBC_TUNABLES|MALLOC_[A-Z_]+_)$/.test(k)).map(([k, v]) => `${k}=${v}`);
+
 const lines = [
   `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
+  `allocator         glibc, ${mallocSettings.length > 0 ? mallocSettings.join(" ") : "default settings (dynamic mmap and trim thresholds)"}`,
   `operations        ${stats.ops}  (${OP_KINDS.map((k) => `${k} ${stats.byKind[k]}`).join(", ")})`,
   `bytes verified    ${stats.bytesVerified} (${round(stats.bytesVerified / 2 ** 30)} GiB)`,
   `connections       ${stats.connections}`,
@@ -403,5 +408,5 @@ const lines = [
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, mallocSettings, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
 process.exit(failed ? 1 : 0);
