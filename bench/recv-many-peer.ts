@@ -1,6 +1,7 @@
 /**
- * One side of the recvMany benchmark (issue 21: recvMany windows at 1 MiB were 4-8x slower than
- * per-message receives), run by the runtime being measured:
+ * One side of the recvMany benchmark (issue 21: recvMany windows at 1 MiB looked 4-8x slower than
+ * per-message receives in bench/p2p-peer.ts, whose windows went into fresh memory, timed), run
+ * by the runtime being measured:
  *   <runtime> bench/recv-many-peer.ts server <mode> <errorHandling>
  *   <runtime> bench/recv-many-peer.ts client <mode> <errorHandling> <port> <plan-json>
  * The client sends windows of `window` messages of `size` bytes (per-message sends, all in
@@ -11,12 +12,14 @@
  *   recvs  one recv per message, all of a window's posted at once (Promise.all)
  *   serial one recv per message, each awaited before the next is posted
  *   reuse  as serial, every message into the same one buffer (what bench/p2p-peer.ts's
- *          per-message rows do: its 1 MiB stays in the CPU's caches, 2 x 16 MiB do not)
- * A control message (tag 1: variant, size, window, rounds, warm-up rounds) tells the server what comes. The
- * client prints one JSON line: per variant, MB/s over the timed rounds and each side's CPU time
- * (user + system) per message in the timed rounds, which a loaded machine disturbs less than the
- * wall clock (the receiver's includes the copy: rendezvous over shared memory reads the sender's
- * buffer from the receiving process).
+ *          per-message rows do: its 1 MiB may stay in the CPU's caches, 2 x 16 MiB do not)
+ * The warm-up rounds are not timed: they take the first touch of the buffers, by the kernel too
+ * (the first process_vm_readv into a page is ~10x slower on this project's VM, docs/benchmarks.md).
+ * A control message (tag 1: variant, size, window, rounds, warm-up rounds) tells the server what
+ * comes. The client prints one JSON line: per variant, MB/s over the timed rounds and each side's
+ * CPU time (user + system) per message in the timed rounds, which a loaded machine disturbs less
+ * than the wall clock (the receiver's includes the copy: rendezvous over shared memory reads the
+ * sender's buffer from the receiving process; in polling and hybrid modes it includes spinning).
  */
 import process from "node:process";
 import { startBenchPeer } from "./bench-peer.ts";
