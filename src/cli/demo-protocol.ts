@@ -9,6 +9,7 @@
  * the expected view: every byte of every message is compared.
  */
 import { Buffer } from "node:buffer";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { Socket } from "node:net";
 
 export const TAG_PING = 0x7563_0001;
@@ -77,10 +78,38 @@ export function window(pattern: Uint8Array, size: number, seed: number): Uint8Ar
 
 /**
  * A receive buffer, its pages touched now: the first write into fresh memory page-faults, and
- * that cost belongs to no transport (it would land in the first timed transfer).
+ * that cost belongs to no transport (it would land in the first timed transfer). Touched twice:
+ * by the kernel (a read from /dev/zero), then by this thread (the fill that shows stale data).
+ * On some VMs (this project's: a PVM guest) the kernel's first write into a page costs as much
+ * as the page fault itself, ~15 us a page, even after the process wrote it (measured with
+ * process_vm_readv, 2026-11-26: 0.3-0.45 GB/s into pages written by memset, 5-11 GB/s after).
+ * UCX's shared-memory rendezvous copies with process_vm_readv (cma) straight into the receive
+ * buffer, so every fresh bulk buffer paid it inside the timed part, where node:net's kernel copy
+ * lands in its own reused read buffer: 1-64 MiB ran at 1.0-1.3 GB/s for that alone.
  */
 export function receiveBuffer(size: number): Uint8Array {
-  return new Uint8Array(size).fill(0xee);
+  const buffer = new Uint8Array(size);
+  touchByKernel(buffer);
+  return buffer.fill(0xee);
+}
+
+/** Have the kernel write every page of `buffer` once (zeros); nothing if /dev/zero cannot be read. */
+export function touchByKernel(buffer: Uint8Array): void {
+  let fd: number;
+  try {
+    fd = openSync("/dev/zero", "r");
+  } catch {
+    return; // no /dev/zero: the buffer is only touched by the fill
+  }
+  try {
+    for (let at = 0; at < buffer.length; ) {
+      const n = readSync(fd, buffer, at, Math.min(buffer.length - at, 16 << 20), null);
+      if (n <= 0) break;
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Is `got` exactly message `seed`? Throws a VerifyError naming the first bad byte if not. */

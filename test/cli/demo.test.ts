@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { plan } from "../../src/cli/demo-protocol.ts";
+import { plan, receiveBuffer, touchByKernel } from "../../src/cli/demo-protocol.ts";
 import { runScript } from "../helpers/spawn.ts";
 
 const test = suite("cli/demo");
@@ -57,6 +57,19 @@ test("a damaged byte fails the demo loudly", async () => {
   const r = await runScript(CLI, ["demo", "--max-size", "8", "--error-handling", "none", "--corrupt"], { timeoutMs: 60_000 });
   assert.is(r.code, 1);
   assert.match(r.stderr, /^ucx-ts demo: VerifyError: ucx-ts pong of 8 B \(message 0\): byte 7 of 8 is \d+, expected \d+/);
+});
+
+// The bulk buffers are touched by the kernel before the timed part (demo-protocol.ts): the touch
+// must cover exactly the view it is given, across reads, and leave the fill that shows stale data.
+test("receive buffers: touched by the kernel within their view only, then filled", () => {
+  const memory = new Uint8Array(3 * 4096 + 7).fill(5);
+  const view = memory.subarray(3, memory.length - 2);
+  touchByKernel(view);
+  assert.ok(view.every((b) => b === 0), "every byte of the view written by the kernel");
+  assert.equal([...memory.subarray(0, 3), ...memory.subarray(memory.length - 2)], [5, 5, 5, 5, 5], "nothing outside the view");
+  const buffer = receiveBuffer(2 * 4096 + 1);
+  assert.is(buffer.length, 2 * 4096 + 1);
+  assert.ok(buffer.every((b) => b === 0xee), "the fill comes after the kernel's zeros");
 });
 
 test("usage errors exit 2; --help exits 0", async () => {

@@ -115,9 +115,11 @@ export class BatchOperations {
     const r = this.tags.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
     if (ptrIsError(r)) return onDone(r, 0, 0, 0);
     const part: OwnedRequest = { request: r, kind: "tagRecv", onDone };
-    // Already matched (an unexpected message was waiting) and the queue is empty: finish now.
-    if (this.tracker.partsIdle(owner) && this.h.u.ucp_request_check_status(r) !== UCS_INPROGRESS) {
-      return this.tracker.finishPart(part, this.h.u.ucp_request_check_status(r));
+    // Already matched (an unexpected message was waiting) and the queue is empty: finish now
+    // (one status check, not two: each is an FFI call).
+    if (this.tracker.partsIdle(owner)) {
+      const status = this.h.u.ucp_request_check_status(r);
+      if (status !== UCS_INPROGRESS) return this.tracker.finishPart(part, status);
     }
     this.tracker.queuePart(owner, part);
   }
