@@ -20,15 +20,21 @@ import { cpus } from "node:os";
 import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 import { TakeoverDriver } from "./takeover-driver.ts";
 import { turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
 
 /** Fast requests the takeover table holds (more stay with the progress thread). */
 const TAKEOVER_REQUESTS = 4096;
 /**
  * Takeover: how long the application thread keeps driving UCX after its last completion before
- * it hands the token back (the progress thread then sleeps until UCX has an event). A
- * ping-pong's reply comes back well within it (10-30 us between two processes here).
+ * it hands the token back (the progress thread then sleeps until UCX has an event), at least
+ * and at most: the window follows the gaps between completions in between
+ * (takeover-poll-policy.ts). A ping-pong's reply comes back well within the base (10-30 us
+ * between two processes here) on a quiet machine; on a busy one a reply may wait a time slice
+ * for a core, and handing back then made every later round trip pay wake-ups (2.4-2.8 ms a
+ * round trip instead of 50-110 us at load 7-17).
  */
 const TAKEOVER_POLL_MS = 1;
+const TAKEOVER_POLL_MAX_MS = 10;
 /** Takeover: the longest stretch of rounds on microtasks before the event loop gets a turn (as hybrid mode). */
 const YIELD_MS = 0.05;
 
@@ -65,6 +71,11 @@ export class ThreadedEngine implements Engine {
   private readonly spin: SpinPolicy;
   private readonly payloads = new Map<number, Payload>();
   private threadExited = false;
+  /** Takeover: completions delivered (request results and endpoint errors, not lends). */
+  private delivered = 0;
+  /** Takeover: when the last of them was delivered, and how long to drive UCX after it. */
+  private lastCompletion = -Infinity;
+  private readonly poll = new TakeoverPollPolicy(TAKEOVER_POLL_MS, TAKEOVER_POLL_MAX_MS);
 
   private constructor(
     private readonly thread: Thread,
@@ -186,7 +197,11 @@ export class ThreadedEngine implements Engine {
     // back to the thread, so before any endpoint error the thread reported since; delivered
     // after such an error, a receive that had completed would be rejected with it instead.
     const d = this.driver;
-    if (d) n += d.completions.consume((w) => this.onCompletion(d.completions, w));
+    if (d) {
+      const k = d.completions.consume((w) => this.onCompletion(d.completions, w));
+      this.delivered += k;
+      n += k;
+    }
     n += this.completions.consume((w) => this.dispatch(w));
     return n;
   }
@@ -198,6 +213,7 @@ export class ThreadedEngine implements Engine {
       return;
     }
     if (kind === CompletionKind.TokenLent) return; // it only woke us (takeoverNotifier)
+    this.delivered++;
     this.onCompletion(this.completions, w);
   }
 
@@ -311,7 +327,7 @@ export class ThreadedEngine implements Engine {
   /**
    * The notifier with takeover: while something is outstanding it drives UCX itself whenever
    * the progress thread lends it the token (rounds of takeover-driver.ts, on microtasks, giving
-   * the event loop a turn every YIELD_MS), for TAKEOVER_POLL_MS after its last completion;
+   * the event loop a turn every YIELD_MS), for the poll window after its last completion;
    * then it hands the token back and waits for completion records as the plain notifier does.
    */
   private async takeoverNotifier(t: TakeoverState, driver: TakeoverDriver): Promise<void> {
@@ -321,15 +337,20 @@ export class ThreadedEngine implements Engine {
       while (!this.stopped) {
         const busy = this.active || this.writer.backlog > 0 || this.stopWaiter !== undefined;
         const seen = Atomics.load(header, Ring.TAIL);
+        const delivered = this.delivered;
         if (this.progress() > 0) {
           lastWork = performance.now();
+          if (this.delivered !== delivered) {
+            this.poll.completionAfter(lastWork - this.lastCompletion);
+            this.lastCompletion = lastWork;
+          }
           await undefined; // settle what completed (its code may post the next request) first
           continue;
         }
         const r = this.takeoverRound(t, driver);
         if (r > 0) lastWork = performance.now(); // progress() delivers its completions next
         if (r >= 0) {
-          if (performance.now() - lastWork < TAKEOVER_POLL_MS || driver.backlog > 0) {
+          if (performance.now() - lastWork < this.poll.windowMs || driver.backlog > 0) {
             if (turnDue(YIELD_MS)) await yieldToEventLoop();
             else await undefined;
             continue;
