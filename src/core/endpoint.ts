@@ -168,6 +168,22 @@ export class Endpoint {
   }
 
   /**
+   * @internal `send` of host bytes for a caller that drives progress itself while it waits (the
+   * collectives' steps, src/ucg/step-spin.ts): no `worker.settled()`. In polling and blocking
+   * modes that call started the worker's progress driver, which ran a progress round inside
+   * the post (before the step's other transfers were even posted) and then a second loop
+   * beside the caller's for as long as the send was pending (issue 23).
+   */
+  postSend(bytes: Uint8Array, tag: Tag): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this);
+    this.worker.ownRequest(r.id, this);
+    return r.promise;
+  }
+
+  /**
    * Send a window of tagged messages with one call: each buffer is one message with `tag`, in
    * order, all handed to UCX in one submission (one record, one completion, one Promise, where
    * `send` costs one of each per message). Resolves when every buffer may be reused; the first

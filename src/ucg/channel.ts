@@ -105,6 +105,16 @@ export class Channel {
     return this.endpointTo(handle).send(bytes, header);
   }
 
+  /**
+   * A plan's send: as `send`, for a step that drives progress itself while it waits (step-spin.ts;
+   * in hybrid and thread modes the engine does): no `worker.settled()` round per send.
+   */
+  postSend(handle: number, bytes: Uint8Array, header: Tag): Promise<void> {
+    this.stats.sends++;
+    this.stats.bytesSent += bytes.length;
+    return this.endpointTo(handle).postSend(bytes, header);
+  }
+
   recv(bytes: Uint8Array, header: bigint, signal?: AbortSignal): Promise<unknown> {
     this.stats.recvs++;
     return this.worker.recv(bytes, header, undefined, signal ? { signal } : {});

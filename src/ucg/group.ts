@@ -267,7 +267,7 @@ export class Group {
     const from = this.members.map((_, r) => Number(makeHeader(collType, r, this.id)));
     const handles = this.members;
     t = {
-      send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
+      send: (peer, bytes) => channel.postSend(handles[peer]!, bytes, header),
       recv: (peer, bytes) => channel.post(bytes, from[peer]!),
       cancel: (id) => channel.cancel(id),
       spin: channel.stepSpinMs > 0 || channel.drivesSteps ? channel.spin : undefined,
