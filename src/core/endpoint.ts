@@ -169,18 +169,23 @@ export class Endpoint {
 
   /**
    * @internal `send` of host bytes for a caller that drives progress itself while it waits (the
-   * collectives' steps, src/ucg/step-spin.ts): no `worker.settled()`. In polling and blocking
-   * modes that call started the worker's progress driver, which ran a progress round inside
-   * the post (before the step's other transfers were even posted) and then a second loop
-   * beside the caller's for as long as the send was pending (issue 23).
+   * collectives' steps, src/ucg/step-spin.ts) and counts completions with callbacks: no
+   * `worker.settled()` (in polling and blocking modes it started the worker's progress driver,
+   * which ran a progress round inside the post and then a second loop beside the caller's), and
+   * a send that fits a submission record goes inline whatever the cost tables say (SendPath
+   * `preferEarly`) and calls `done` now (its bytes are copied), rather than after its completion
+   * came back through progress and a microtask. Others call `done` / `failed` when their
+   * Promise settles.
    */
-  postSend(bytes: Uint8Array, tag: Tag): Promise<void> {
+  postSend(bytes: Uint8Array, tag: Tag, done: () => void, failed: (e: unknown) => void): void {
     const refused = this.refusal();
-    if (refused) return refused;
+    // Refused: reported a microtask later, never inside the caller's posting loop.
+    if (refused) return void refused.then(done, failed);
     const [tagLo, tagHi] = this.sendTagWords(tag);
-    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this);
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true);
     this.worker.ownRequest(r.id, this);
-    return r.promise;
+    if (r.early) done();
+    else r.promise.then(done, failed);
   }
 
   /**
