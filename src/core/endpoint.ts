@@ -168,6 +168,27 @@ export class Endpoint {
   }
 
   /**
+   * @internal `send` of host bytes for a caller that drives progress itself while it waits (the
+   * collectives' steps, src/ucg/step-spin.ts) and counts completions with callbacks: no
+   * `worker.settled()` (in polling and blocking modes it started the worker's progress driver,
+   * which ran a progress round inside the post and then a second loop beside the caller's), and
+   * a send that fits a submission record goes inline whatever the cost tables say (SendPath
+   * `preferEarly`) and calls `done` now (its bytes are copied), rather than after its completion
+   * came back through progress and a microtask. Others call `done` / `failed` when their
+   * Promise settles.
+   */
+  postSend(bytes: Uint8Array, tag: Tag, done: () => void, failed: (e: unknown) => void): void {
+    const refused = this.refusal();
+    // Refused: reported a microtask later, never inside the caller's posting loop.
+    if (refused) return void refused.then(done, failed);
+    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true);
+    this.worker.ownRequest(r.id, this);
+    if (r.early) done();
+    else r.promise.then(done, failed);
+  }
+
+  /**
    * Send a window of tagged messages with one call: each buffer is one message with `tag`, in
    * order, all handed to UCX in one submission (one record, one completion, one Promise, where
    * `send` costs one of each per message). Resolves when every buffer may be reused; the first

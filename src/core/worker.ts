@@ -444,6 +444,12 @@ export class Worker {
     return this.#receives.tagRecv(buffer, tag, mask, options, scope, ifQueued, released);
   }
 
+  /** @internal A receive that settles through a callback, no Promise (worker/tag-receives.ts tagRecvWith). */
+  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (status: number, length: number) => void): number {
+    this.#path.assertOpen();
+    return this.#receives.tagRecvWith(bytes, tag, done);
+  }
+
   /** @internal An endpoint's multi-receive through the device pipeline (cuda/staged-multi-receive.ts). */
   recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]> {
     return this.#receives.recvMultiStaged(tag, options, port);

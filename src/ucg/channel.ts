@@ -26,12 +26,20 @@
 import type { Endpoint } from "../core/endpoint.ts";
 import type { Worker } from "../core/worker.ts";
 import { UcxError } from "../core/errors.ts";
-import { FULL_MASK, type Tag } from "../core/tag.ts";
-import type { RecvOptions } from "../core/receive-options.ts";
-import type { PostedReceive } from "./instance.ts";
-import { pollWhile, spinWhile } from "./step-spin.ts";
+import { type Tag } from "../core/tag.ts";
+import { describeStatus } from "../core/library.ts";
+import { pollNow, pollWhile, spinWhile } from "./step-spin.ts";
 
-const NO_OPTIONS: RecvOptions = {};
+const UCS_OK = 0;
+const UCS_ERR_MESSAGE_TRUNCATED = -9;
+
+/** A plan receive's failure, as Worker.recv reports it. */
+function receiveError(status: number, length: number, capacity: number): UcxError {
+  if (status === UCS_ERR_MESSAGE_TRUNCATED) {
+    return new UcxError("UCS_ERR_MESSAGE_TRUNCATED", `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${capacity}-byte buffer`, { status, statusText: describeStatus(status) ?? undefined, incomingLength: length });
+  }
+  return UcxError.fromStatus(status, "ucp_tag_recv_nbx", describeStatus);
+}
 
 export const RESERVED_BITS = 12;
 export const COLL_TYPE_BITS = 8;
@@ -73,7 +81,16 @@ export class Channel {
    */
   stepSpinMs = 0;
 
+  /**
+   * Polling and blocking modes: how long (ms) a step, once posted, polls synchronously for its
+   * messages before it awaits (step-spin.ts pollNow); 0: it awaits at once. The context sets it.
+   */
+  stepSyncMs = 0;
+
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
+
+  /** Polls synchronously while `pending()` holds, for up to `stepSyncMs` (step-spin.ts pollNow). */
+  readonly pollNow = (pending: () => boolean): void => pollNow(this.worker, pending, this.stepSyncMs);
 
   /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
   readonly spin = (pending: () => boolean): Promise<void> =>
@@ -105,6 +122,17 @@ export class Channel {
     return this.endpointTo(handle).send(bytes, header);
   }
 
+  /**
+   * A plan's send: as `send`, for a step that drives progress itself while it waits (step-spin.ts;
+   * in hybrid and thread modes the engine does), reporting through `done` / `failed`
+   * (Endpoint.postSend): a small send calls `done` before this returns.
+   */
+  postSend(handle: number, bytes: Uint8Array, header: Tag, done: () => void, failed: (e: unknown) => void): void {
+    this.stats.sends++;
+    this.stats.bytesSent += bytes.length;
+    this.endpointTo(handle).postSend(bytes, header, done, failed);
+  }
+
   recv(bytes: Uint8Array, header: bigint, signal?: AbortSignal): Promise<unknown> {
     this.stats.recvs++;
     return this.worker.recv(bytes, header, undefined, signal ? { signal } : {});
@@ -112,11 +140,17 @@ export class Channel {
 
   /**
    * A plan's receive: posted with its request id, which `cancel` takes (a run's abort cancels its
-   * step's receives by id: an AbortSignal listener per receive cost microseconds per step).
+   * step's receives by id: an AbortSignal listener per receive cost microseconds per step). It
+   * reports through `done(length)` / `failed` from inside the progress call that delivers its
+   * completion, with no Promise (Worker.tagRecvWith): a step whose messages are there completes
+   * in that call (step-spin.ts pollNow).
    */
-  post(bytes: Uint8Array, header: Tag): PostedReceive {
+  post(bytes: Uint8Array, header: Tag, done: (length: number) => void, failed: (e: unknown) => void): number {
     this.stats.recvs++;
-    return this.worker.tagRecv(bytes, header, FULL_MASK, NO_OPTIONS);
+    return this.worker.tagRecvWith(bytes, header, (status, length) => {
+      if (status === UCS_OK) done(length);
+      else failed(receiveError(status, length, bytes.length));
+    });
   }
 
   /** Cancels a receive made by `post` (it rejects with UCS_ERR_CANCELED); one already complete is left alone. */

@@ -267,10 +267,11 @@ export class Group {
     const from = this.members.map((_, r) => Number(makeHeader(collType, r, this.id)));
     const handles = this.members;
     t = {
-      send: (peer, bytes) => channel.send(handles[peer]!, bytes, header),
-      recv: (peer, bytes) => channel.post(bytes, from[peer]!),
+      send: (peer, bytes, done, failed) => channel.postSend(handles[peer]!, bytes, header, done, failed),
+      recv: (peer, bytes, done, failed) => channel.post(bytes, from[peer]!, done, failed),
       cancel: (id) => channel.cancel(id),
       spin: channel.stepSpinMs > 0 || channel.drivesSteps ? channel.spin : undefined,
+      pollNow: channel.drivesSteps && channel.stepSyncMs > 0 ? channel.pollNow : undefined,
     };
     this.transports.set(collType, t);
     return t;

@@ -13,21 +13,22 @@ import type { PlanConstant } from "./plans/base/plan_base.ts";
 /** A handler that marks a Promise's rejection handled (it is awaited, and thrown, later). */
 export const ignoreRejection = (): void => {};
 
-/** A posted receive: its request id (what `Transport.cancel` takes) and its completion. */
-export interface PostedReceive {
-  readonly id: number;
-  /** Resolves with the received message's length. */
-  readonly promise: Promise<{ length: number }>;
-}
-
-/** How an instance reaches the other members (the group gives it its channel and headers). */
+/**
+ * How an instance reaches the other members (the group gives it its channel and headers). A
+ * transfer reports through the callbacks it is posted with, from inside the progress call that
+ * delivers its completion (a small send: before `send` returns), not through a Promise: the step
+ * counts them, and one whose messages are there completes without a microtask (pollNow).
+ */
 export interface Transport {
-  send(peer: number, bytes: Uint8Array): Promise<void>;
-  recv(peer: number, bytes: Uint8Array): PostedReceive;
-  /** Cancels posted receive `id`: its Promise then rejects (UCS_ERR_CANCELED). */
+  send(peer: number, bytes: Uint8Array, done: () => void, failed: (e: unknown) => void): void;
+  /** Returns the receive's request id (what `cancel` takes); `done` gets the received length. */
+  recv(peer: number, bytes: Uint8Array, done: (length: number) => void, failed: (e: unknown) => void): number;
+  /** Cancels posted receive `id`: it then fails (UCS_ERR_CANCELED). */
   cancel(id: number): void;
   /** Drives progress while `pending()` holds, for a while (step-spin.ts); absent: just await. */
   readonly spin?: (pending: () => boolean) => Promise<void>;
+  /** Polls synchronously while `pending()` holds, for a short while (step-spin.ts pollNow); absent: none. */
+  readonly pollNow?: (pending: () => boolean) => void;
 }
 
 /**
@@ -66,7 +67,8 @@ interface BoundTransfer {
   readonly send: boolean;
   readonly peer: number;
   readonly bytes: Uint8Array;
-  readonly done: (r: { length: number } | void) => void;
+  /** A receive's gets the received length; a send's none. */
+  readonly done: (length: number) => void;
   readonly failed: (e: unknown) => void;
 }
 type BoundLocal = () => void;
@@ -122,8 +124,7 @@ export class PlanInstance {
     const failed = this.transferFailed;
     const done = send
       ? transferDone
-      : (r: { length: number } | void) => {
-          const length = (r as { length: number }).length;
+      : (length: number) => {
           if (length === bytes.length) return transferDone();
           // Both ends run the same plan: a length that differs means the members disagree on the call.
           failed(new UcxError("UCX_TS_PROTOCOL_ERROR", `member ${peer} sent ${length} bytes where this plan expects ${bytes.length}: do all members call the collective with the same counts and root?`));
@@ -147,16 +148,26 @@ export class PlanInstance {
         const t0 = stepTimes ? performance.now() : 0;
         let posted = t0;
         if (step.transfers.length > 0) {
-          const waiting = this.post(step.transfers, transport);
+          this.post(step.transfers, transport);
           if (stepTimes) posted = performance.now();
-          if (transport.spin && this.settleStep !== undefined) {
-            // The step may fail while the spin still runs (a peer died): `waiting` then rejects
-            // before it is awaited, and the spin's turns of the event loop would report it
-            // unhandled, which ends the process. Marked handled here; the await below still throws.
-            waiting.catch(ignoreRejection);
-            await transport.spin(this.stepPending);
+          // Polling and blocking modes: a peer that answers within microseconds completes the
+          // step here, synchronously; the step then makes no Promise and does not await.
+          if (this.stepOpen && transport.pollNow) transport.pollNow(this.stepPending);
+          if (this.stepOpen) {
+            const waiting = new Promise<void>((resolve, reject) => {
+              this.waiter = (e) => (e === undefined ? resolve() : reject(e));
+            });
+            if (transport.spin) {
+              // The step may fail while the spin still runs (a peer died): `waiting` then rejects
+              // before it is awaited, and the spin's turns of the event loop would report it
+              // unhandled, which ends the process. Marked handled here; the await below still throws.
+              waiting.catch(ignoreRejection);
+              await transport.spin(this.stepPending);
+            }
+            await waiting;
+          } else if (this.stepFailed) {
+            throw this.stepError;
           }
-          await waiting;
         }
         const completed = stepTimes ? performance.now() : 0;
         for (const local of step.local) local();
@@ -168,58 +179,63 @@ export class PlanInstance {
     }
   }
 
-  // --- the step that waits: one Promise for all its transfers ---------------------------------
+  // --- the step that waits: its transfers counted down, a Promise only if it must be awaited ---
 
   private transport: Transport | undefined;
   /** Transfers of the waiting step not yet complete. */
   private left = 0;
-  private settleStep: ((e?: unknown) => void) | undefined;
+  /** The step is posted and has neither completed nor failed. */
+  private stepOpen = false;
+  private stepFailed = false;
+  private stepError: unknown = undefined;
+  /** Settles the Promise the step awaits, once it awaits one. */
+  private waiter: ((e?: unknown) => void) | undefined;
   /** The waiting step's receives (request ids: an abort cancels them); `receives` of them. */
   private readonly receiveIds: number[];
   private receives = 0;
 
-  /** Posts a step's transfers (receives first, as the plan lists them) and returns their joint completion. */
-  private post(transfers: readonly BoundTransfer[], transport: Transport): Promise<void> {
-    const waiting = new Promise<void>((resolve, reject) => {
-      this.settleStep = (e) => (e === undefined ? resolve() : reject(e));
-    });
+  /** Posts a step's transfers (receives first, as the plan lists them); they count down `left`. */
+  private post(transfers: readonly BoundTransfer[], transport: Transport): void {
+    this.stepOpen = true;
+    this.stepFailed = false;
+    this.stepError = undefined;
+    this.waiter = undefined;
     this.left = transfers.length;
     this.receives = 0;
     try {
       for (let i = 0; i < transfers.length; i++) {
         const t = transfers[i]!;
-        if (t.send) {
-          transport.send(t.peer, t.bytes).then(t.done, t.failed);
-        } else {
-          const r = transport.recv(t.peer, t.bytes);
-          this.receiveIds[this.receives++] = r.id;
-          r.promise.then(t.done, t.failed);
-        }
+        if (t.send) transport.send(t.peer, t.bytes, t.done as () => void, t.failed);
+        else this.receiveIds[this.receives++] = transport.recv(t.peer, t.bytes, t.done, t.failed);
       }
     } catch (e) {
       // A transfer refused as it was posted (the worker closed): the step fails like any other.
       this.transferFailed(e);
     }
-    return waiting;
   }
 
-  private readonly stepPending = (): boolean => this.settleStep !== undefined;
+  private readonly stepPending = (): boolean => this.stepOpen;
 
   private readonly transferDone = (): void => {
-    if (--this.left === 0) this.finishStep(undefined);
+    if (--this.left === 0 && this.stepOpen) this.finishStep(undefined);
   };
 
-  /** The step rejects with the first failure; its receives still posted are cancelled. */
+  /** The step fails with the first failure; its receives still posted are cancelled. */
   private readonly transferFailed = (e: unknown): void => {
-    if (this.settleStep === undefined) return;
+    if (!this.stepOpen) return;
     this.finishStep(e ?? new Error("transfer failed"));
     this.cancelStep();
   };
 
   private finishStep(e: unknown): void {
-    const settle = this.settleStep;
-    this.settleStep = undefined;
-    settle?.(e);
+    this.stepOpen = false;
+    if (e !== undefined) {
+      this.stepFailed = true;
+      this.stepError = e;
+    }
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.(e);
   }
 
   /** Cancels the waiting step's receives (those already complete are not in UCX any more: no effect). */

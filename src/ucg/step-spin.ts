@@ -44,6 +44,12 @@ export const STEP_SPIN_CONFIG: ConfigTable = {
       max: 1_000_000,
       doc: "blocking mode, and hybrid mode with more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once)",
     },
+    SYNC_US: {
+      default: 200,
+      min: 0,
+      max: 1_000_000,
+      doc: "polling and blocking modes: how long (us) a collective's step, once posted, polls synchronously (no Promise, no microtask turn) for its messages before it awaits them (0: await at once)",
+    },
   },
 };
 
@@ -104,5 +110,25 @@ export async function pollWhile(worker: Worker, pending: () => boolean, busyMs: 
     // Completions settle as microtasks: let them run (and `pending()` see them) before polling again.
     await undefined;
     if (turnDue(POLL_TURN_MS)) await yieldToEventLoop();
+  }
+}
+
+/**
+ * Polling and blocking modes, right after a step is posted: poll synchronously while `pending()`
+ * holds, for up to `budgetMs`, yielding the core (sched_yield) after an empty poll. A plan's
+ * transfers complete through callbacks run inside `progress()` (channel.ts post/postSend), so
+ * `pending()` sees a completion as soon as the poll that delivered it returns: a step whose
+ * peer answers within microseconds completes here, with no Promise, microtask or event-loop
+ * turn in between (the step then does not await at all). Short, because nothing else in this
+ * process runs meanwhile (not even a microtask: another group's step waits its turn); past the
+ * budget the step awaits through pollWhile, which lets them run.
+ */
+export function pollNow(worker: Worker, pending: () => boolean, budgetMs: number): void {
+  const yieldCore = ucx().sched_yield;
+  const start = performance.now();
+  while (pending() && !worker.closed) {
+    if (worker.progress() > 0) continue;
+    if (performance.now() - start > budgetMs) return;
+    yieldCore();
   }
 }

@@ -1,17 +1,16 @@
 /** The collectives' parts that need no processes: the channel's header, the rte, config tables, the decision trees, ops and datatypes. */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { makeHeader, parseHeader } from "../../src/ucg/channel.ts";
+import { Channel, makeHeader, parseHeader } from "../../src/ucg/channel.ts";
 import { detectRte } from "../../src/ucg/rte.ts";
 import { ConfigRegistry } from "../../src/ucg/config.ts";
 import { configRegistry } from "../../src/ucg/context.ts";
 import { DECISION_TREES, PLAN_TEMPLATES, PlanPool, prune } from "../../src/ucg/ppool.ts";
 import { resolveOp, defineOp } from "../../src/ucg/op.ts";
 import { DATATYPES, datatypeOf } from "../../src/ucg/datatype.ts";
-import { UcxError } from "../../src/index.ts";
+import { UcxError, Worker } from "../../src/index.ts";
 import { dbtSegments } from "../../src/ucg/plans/dbt/dbt_segments.ts";
 import { pollWhile, spinWhile } from "../../src/ucg/step-spin.ts";
-import type { Worker } from "../../src/core/worker.ts";
 import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance.ts";
 import { normalize } from "../../src/ucg/request.ts";
 import process from "node:process";
@@ -120,8 +119,11 @@ test("a step that fails while its spin still runs (a peer died) rejects its requ
   const instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch: n.datatype.create(constant.scratchCount) }, n.datatype, n.op);
   const died = new UcxError("UCS_ERR_ENDPOINT_TIMEOUT", "the peer died");
   const transport: Transport = {
-    send: async () => {},
-    recv: () => ({ id: 1, promise: Promise.reject(died) }),
+    send: (_peer, _bytes, done) => done(),
+    recv: (_peer, _bytes, _done, failed) => {
+      void Promise.resolve().then(() => failed(died));
+      return 1;
+    },
     cancel: () => {},
     spin: async () => {
       for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 5));
@@ -138,6 +140,87 @@ test("a step that fails while its spin still runs (a peer died) rejects its requ
     assert.equal(unhandled, []);
   } finally {
     process.off("unhandledRejection", onUnhandled);
+  }
+});
+
+test("a step whose messages come during pollNow completes there: no spin, no Promise awaited; one still pending past it awaits through the spin", async () => {
+  // Member 0 of a 4-member allreduce (recursive doubling: two exchange steps). Its receives
+  // complete only when pollNow (or the spin) "progresses", as channel.post's do inside progress().
+  const run = async (answerInPollNow: boolean) => {
+    const n = normalize("allreduce", { send: new Float64Array([1]), op: "sum" }, 0, 4);
+    const template = PLAN_TEMPLATES.find((t) => t.name === "recursive_doubling/rd_allreduce")!;
+    const constant = template.build({ rank: 0, size: 4, count: n.count, root: n.root, commutative: true, elementSize: n.datatype.size }, {});
+    const instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch: n.datatype.create(constant.scratchCount) }, n.datatype, n.op);
+    const arrived: (() => void)[] = [];
+    const deliver = () => arrived.splice(0).forEach((f) => f());
+    let pollNows = 0;
+    let spins = 0;
+    const transport: Transport = {
+      send: (_peer, _bytes, done) => done(),
+      recv: (_peer, bytes, done) => {
+        arrived.push(() => {
+          new Float64Array(bytes.buffer, bytes.byteOffset, 1)[0] = 1;
+          done(bytes.length);
+        });
+        return 1;
+      },
+      cancel: () => {},
+      pollNow: (pending) => {
+        pollNows++;
+        if (answerInPollNow) deliver();
+        assert.is(pending(), !answerInPollNow);
+      },
+      spin: async (pending) => {
+        spins++;
+        await undefined;
+        deliver();
+        assert.not.ok(pending());
+      },
+    };
+    await instance.execute(transport, new RunControl());
+    // Each peer "sends" 1: 1 + 1 after the first exchange, + 1 after the second.
+    assert.equal([...n.recv], [3]);
+    return { pollNows, spins };
+  };
+  assert.equal(await run(true), { pollNows: 2, spins: 0 });
+  assert.equal(await run(false), { pollNows: 2, spins: 2 });
+});
+
+test("plan transfers on a blocking worker: a small send is done before postSend returns (zero-copy by the cost table or not), a receive reports inside the progress() that delivers it, a long message fails it UCS_ERR_MESSAGE_TRUNCATED", async () => {
+  const worker = await Worker.create({ progressMode: "blocking", errorHandling: "none" });
+  try {
+    const channel = new Channel(worker, 0);
+    channel.addEndpoint(1, await worker.settled(worker.connect(await worker.settled(worker.address()))));
+    const events: string[] = [];
+    const into = new Uint8Array(8);
+    channel.post(into, 7, (length) => events.push(`recv ${length}`), (e) => events.push(`recv failed ${(e as UcxError).code}`));
+    channel.postSend(1, Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8), 7, () => events.push("send"), () => events.push("send failed"));
+    assert.equal(events, ["send"]);
+    // Completions arrive inside progress(): no await between the poll and the callback.
+    for (let i = 0; i < 100_000 && events.length < 2; i++) worker.progress();
+    assert.equal(events, ["send", "recv 8"]);
+    assert.equal([...into], [1, 2, 3, 4, 5, 6, 7, 8]);
+    // Large: by its Promise (the buffer stays with UCX until then), and still intact.
+    const big = new Uint8Array(1 << 20).map((_, i) => i & 0xff);
+    const bigInto = new Uint8Array(big.length);
+    events.length = 0;
+    channel.post(bigInto, 8, (length) => events.push(`recv ${length}`), () => events.push("recv failed"));
+    channel.postSend(1, big, 8, () => events.push("send"), () => events.push("send failed"));
+    for (let i = 0; i < 100_000 && events.length < 2; i++) {
+      worker.progress();
+      await undefined;
+    }
+    assert.equal(events.sort(), ["recv 1048576", "send"]);
+    assert.ok(bigInto.every((b, i) => b === (i & 0xff)));
+    // Too long for the receive's buffer.
+    events.length = 0;
+    channel.post(new Uint8Array(4), 9, () => events.push("recv"), (e) => events.push(`recv failed ${(e as UcxError).code}`));
+    channel.postSend(1, new Uint8Array(8), 9, () => {}, () => {});
+    for (let i = 0; i < 100_000 && events.length < 1; i++) worker.progress();
+    assert.equal(events, ["recv failed UCS_ERR_MESSAGE_TRUNCATED"]);
+    await channel.close();
+  } finally {
+    await worker.close();
   }
 });
 

@@ -76,9 +76,16 @@ export class SendPath {
     tagHi: number,
     what: string,
     sink: SendFailureSink,
-  ): { id: number; promise: Promise<void> } {
+    /**
+     * Inline whenever the bytes fit a record (unless a protocol is forced for `operation`): for
+     * a caller that waits for the send's completion before it goes on (a collective's step), a
+     * send that resolves at once spares it the completion's round through progress, whatever
+     * the cost tables say of one message alone.
+     */
+    preferEarly = false,
+  ): { id: number; promise: Promise<void>; early?: boolean } {
     const length = bytes.length;
-    const protocol = this.selector.select(operation, length);
+    const protocol = preferEarly && length <= this.selector.limits.inlineCapacity && this.selector.configuration.force[operation] === undefined ? "inline" : this.selector.select(operation, length);
     if (protocol === "inline") {
       return this.early(submission({ op, target: endpoint, length, tagLo, tagHi, flags: SEND_FLAG_INLINE, inline: bytes }), what, sink, "inline", -1);
     }
@@ -109,7 +116,7 @@ export class SendPath {
    * bounce chunk (also when the submission is refused: the worker then completes it at once,
    * cancelled), reports a failure to the endpoint, and counts it done.
    */
-  private early(s: ReturnType<typeof submission>, what: string, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void> } {
+  private early(s: ReturnType<typeof submission>, what: string, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
     let submitted = false;
     const onArrive = (_id: number, status: number) => {
       if (chunk >= 0) this.pool.release(chunk);
@@ -126,6 +133,7 @@ export class SendPath {
     this.counts[protocol]++;
     this.unfinishedCount++;
     this.host.settleEarly(r.id, UCS_OK);
-    return r;
+    // `early`: resolved already, which a caller that counts completions itself can use at once.
+    return { id: r.id, promise: r.promise, early: true };
   }
 }

@@ -12,7 +12,7 @@ import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
-import { Requests } from "../requests.ts";
+import { Requests, type Settle } from "../requests.ts";
 import type { Submitted } from "../endpoint-host.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
@@ -155,6 +155,30 @@ export class RequestPath {
     }
     this.updateActive();
     return { id, promise };
+  }
+
+  /**
+   * Submit `s` as a request that settles through `settle` itself, with no Promise: for a caller
+   * that drives progress and wants a completion the moment `progress()` delivers it (the
+   * collectives' receives: a step then completes inside the progress call, without a Promise
+   * and a microtask per message). `settle` runs inside the engine's delivery: it must not throw.
+   * No AbortSignal: cancel by id.
+   */
+  requestWith(s: Omit<Submission, "request">, keep: unknown, settle: Settle): number {
+    this.assertOpen();
+    const id = this.requests.add((status, value, tagLo, tagHi) => {
+      settle(status, value, tagLo, tagHi);
+      this.updateActive();
+    }, keep);
+    try {
+      (s as Submission).request = id;
+      this.engine.submit(s as Submission, false);
+    } catch (e) {
+      this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it (settles cancelled)
+      throw e;
+    }
+    this.updateActive();
+    return id;
   }
 
   /** Submit without a request (cancel, reject, unmap). */

@@ -62,6 +62,21 @@ export class TagReceives {
   }
 
   /**
+   * A worker-wide receive of exactly `tag` (full mask) that reports through `done(status,
+   * length)` as its completion is delivered, with no Promise (RequestPath.requestWith). Returns
+   * the request id (`cancel` takes it).
+   */
+  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (status: number, length: number) => void): number {
+    const [tagLo, tagHi] = tagWords(tag);
+    const [maskLo, maskHi] = tagWords(FULL_MASK, "tag mask");
+    return this.path.requestWith(
+      submission({ op: Op.TagRecv, address: addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
+      bytes,
+      (status, length) => done(status, length),
+    );
+  }
+
+  /**
    * Many receives in one submission (`recvMany`), with one request id: `buffers[i]` takes the
    * i-th message matching (tag, mask), as UCX matches receives in posting order. Resolves with
    * one result per buffer; the first receive that fails rejects the whole (the others are
