@@ -8,10 +8,12 @@
  * one posted ahead) and acknowledges one by one; tag 8
  * announces [count] active messages, taken with amRecv one by one and acknowledged; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
- * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources.
+ * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. UCX_TS_BENCH_FAULTS=<file>:
+ * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
  */
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
+import { faultLog } from "./page-faults.ts";
 
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
@@ -21,6 +23,7 @@ if (role === "server") {
   const buf = new Uint8Array(MAX);
   let windowBuf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
+  const faults = faultLog();
   for (;;) {
     const { tag, length } = await wait(ep.recv(buf, 0, 0));
     if (tag === 9) break;
@@ -34,14 +37,18 @@ if (role === "server") {
       const sets = [0, 1].map((k) => Array.from({ length: count }, (_, i) => windowBuf.subarray((k * count + i) * size, (k * count + i + 1) * size)));
       let next = ep.recvMany(sets[0]!, 3);
       for (let r = 0; r < rounds; r++) {
+        faults.start();
         await wait(next);
+        faults.end("many", count);
         if (r + 1 < rounds) next = ep.recvMany(sets[(r + 1) % 2]!, 3);
         await wait(ep.send(ack, 5));
       }
     } else if (tag === 8) {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
       // Each message given back once read (AmMessage.release): later ones reuse its memory.
+      faults.start();
       for (let i = 0; i < count; i++) (await wait(ep.amRecv())).release();
+      faults.end("am", count);
       await wait(ep.send(ack, 5));
     }
   }
