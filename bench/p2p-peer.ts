@@ -76,17 +76,29 @@ if (role === "server") {
     // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
     results.push(...rttResults(size, iterations, rtts));
   }
+  // Every windowed row warms up first, untimed, as the AM rows below and ucx_perftest do: as
+  // many rounds again as it times, at most 1 s. Unwarmed, the timed rounds (20 with --quick)
+  // measured the engine's first compilation: the first ~16 windows of 256 x 8 B took 20-97 ms
+  // each against ~0.2-0.4 ms warm (two processes, load ~3, 2026-11-26), so the 8 B rate row
+  // read 0.05-0.3 MB/s with 20 rounds and 2-3 MB/s with 400 in the same minutes.
+  const warmUp = async (rounds: number, round: () => Promise<void>) => {
+    for (let r = 0, until = performance.now() + 1000; r < rounds && performance.now() < until; r++) await round();
+  };
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);
-    let bytes = 0;
-    const t0 = performance.now();
-    for (let r = 0; r < rounds; r++) {
+    const round = async () => {
       const sends: Promise<void>[] = [];
       for (let i = 0; i < window; i++) sends.push(ep.send(out.subarray(0, size), 3));
       const a = ep.recv(ack, 5);
       await wait(Promise.all(sends));
       await wait(ep.send(ack, 4));
       await wait(a);
+    };
+    await warmUp(rounds, round);
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      await round();
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
@@ -104,6 +116,17 @@ if (role === "server") {
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);
     const frames = Array.from({ length: window }, () => out.subarray(0, size));
+    // The code's warm-up (see warmUp above), in announced batches of at most 10 windows: the
+    // server takes exactly the announced count. The 2 untimed windows below stay for the pages.
+    await warmUp(Math.ceil(rounds / 10), async () => {
+      const batch = Math.min(10, rounds);
+      await wait(ep.send(new Float64Array([window, size, batch]), 6));
+      for (let r = 0; r < batch; r++) {
+        const a = ep.recv(ack, 5);
+        await wait(ep.sendMany(frames, 3));
+        await wait(a);
+      }
+    });
     let bytes = 0;
     let t0 = performance.now();
     await wait(ep.send(new Float64Array([window, size, rounds + WINDOW_WARMUP]), 6));

@@ -118,8 +118,8 @@ export class BatchOperations {
     // Already matched (an unexpected message was waiting) and the queue is empty: finish now
     // (one status check, not two: each is an FFI call).
     if (this.tracker.partsIdle(owner)) {
-      const status = this.h.u.ucp_request_check_status(r);
-      if (status !== UCS_INPROGRESS) return this.tracker.finishPart(part, status);
+      const status = this.tracker.partStatus(part);
+      if (status !== UCS_INPROGRESS) return this.tracker.finishPart(part, status, true);
     }
     this.tracker.queuePart(owner, part);
   }

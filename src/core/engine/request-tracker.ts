@@ -184,25 +184,37 @@ export class RequestTracker {
     for (const [owner, q] of this.partQueues) {
       while (q.next < q.parts.length) {
         const part = q.parts[q.next]!;
-        const status = this.u.ucp_request_check_status(part.request);
+        const status = this.partStatus(part);
         if (status === UCS_INPROGRESS) break;
         q.next++;
         n++;
-        this.finishPart(part, status);
+        this.finishPart(part, status, true);
       }
       if (q.next >= q.parts.length && this.partQueues.get(owner) === q) this.partQueues.delete(owner);
     }
     return n;
   }
 
-  finishPart(part: OwnedRequest, status: number): void {
+  /**
+   * A part's status. For a tag receive this is ucp_tag_recv_request_test, which returns the same
+   * status as ucp_request_check_status and, once the receive is done, also writes its info
+   * (length, sender tag) into the scratch info that finishPart reads: one FFI call per finished
+   * receive instead of two (a window of 256 8 B receives made 256 fewer calls).
+   */
+  partStatus(part: OwnedRequest): number {
+    if (part.kind === "tagRecv") return this.u.ucp_tag_recv_request_test(part.request, this.recvInfoAddress);
+    return this.u.ucp_request_check_status(part.request);
+  }
+
+  /** `infoRead`: partStatus() returned this status just now, so a receive's info is in place. */
+  finishPart(part: OwnedRequest, status: number, infoRead = false): void {
     const u = this.u;
     let length = 0;
     let lo = 0;
     let hi = 0;
     if (part.kind === "tagRecv") {
       // As for single receives: the info is valid for truncated messages too (incoming size).
-      u.ucp_tag_recv_request_test(part.request, this.recvInfoAddress);
+      if (!infoRead) u.ucp_tag_recv_request_test(part.request, this.recvInfoAddress);
       length = this.recvLength();
       lo = this.recvInfoWords[0]!;
       hi = this.recvInfoWords[1]!;
