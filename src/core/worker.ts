@@ -445,9 +445,9 @@ export class Worker {
   }
 
   /** @internal A receive that settles through a callback, no Promise (worker/tag-receives.ts tagRecvWith). */
-  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (status: number, length: number) => void): number {
+  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (length: number) => void, failed: (e: UcxError) => void): number {
     this.#path.assertOpen();
-    return this.#receives.tagRecvWith(bytes, tag, done);
+    return this.#receives.tagRecvWith(bytes, tag, done, failed);
   }
 
   /** @internal An endpoint's multi-receive through the device pipeline (cuda/staged-multi-receive.ts). */

@@ -27,19 +27,7 @@ import type { Endpoint } from "../core/endpoint.ts";
 import type { Worker } from "../core/worker.ts";
 import { UcxError } from "../core/errors.ts";
 import { type Tag } from "../core/tag.ts";
-import { describeStatus } from "../core/library.ts";
 import { pollNow, pollWhile, spinWhile } from "./step-spin.ts";
-
-const UCS_OK = 0;
-const UCS_ERR_MESSAGE_TRUNCATED = -9;
-
-/** A plan receive's failure, as Worker.recv reports it. */
-function receiveError(status: number, length: number, capacity: number): UcxError {
-  if (status === UCS_ERR_MESSAGE_TRUNCATED) {
-    return new UcxError("UCS_ERR_MESSAGE_TRUNCATED", `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${capacity}-byte buffer`, { status, statusText: describeStatus(status) ?? undefined, incomingLength: length });
-  }
-  return UcxError.fromStatus(status, "ucp_tag_recv_nbx", describeStatus);
-}
 
 export const RESERVED_BITS = 12;
 export const COLL_TYPE_BITS = 8;
@@ -147,10 +135,7 @@ export class Channel {
    */
   post(bytes: Uint8Array, header: Tag, done: (length: number) => void, failed: (e: unknown) => void): number {
     this.stats.recvs++;
-    return this.worker.tagRecvWith(bytes, header, (status, length) => {
-      if (status === UCS_OK) done(length);
-      else failed(receiveError(status, length, bytes.length));
-    });
+    return this.worker.tagRecvWith(bytes, header, done, failed);
   }
 
   /** Cancels a receive made by `post` (it rejects with UCS_ERR_CANCELED); one already complete is left alone. */

@@ -18,7 +18,23 @@ import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 import { framesToDevice } from "../cuda/transfers.ts";
 import { recvMultiStaged, type TagPort } from "../cuda/staged-multi-receive.ts";
 
+const UCS_OK = 0;
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
+
+/**
+ * The error of a tag receive into `capacity` bytes that ended with `status` (`length`: the
+ * message's size, which UCX reports for a truncated one too): what `worker.recv` rejects with.
+ */
+function receiveError(status: number, length: number, capacity: number): UcxError {
+  if (status === UCS_ERR_MESSAGE_TRUNCATED) {
+    return new UcxError(
+      "UCS_ERR_MESSAGE_TRUNCATED",
+      `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${capacity}-byte buffer`,
+      { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
+    );
+  }
+  return UcxError.fromStatus(status, "ucp_tag_recv_nbx", describeStatus);
+}
 
 export class TagReceives {
   constructor(
@@ -47,14 +63,7 @@ export class TagReceives {
       bytes,
       "ucp_tag_recv_nbx",
       (length, lo, hi) => ({ tag: scope === undefined ? joinTag(lo, hi) : unscopedTag(lo, hi), length }),
-      (status, length) =>
-        status === UCS_ERR_MESSAGE_TRUNCATED
-          ? new UcxError(
-              "UCS_ERR_MESSAGE_TRUNCATED",
-              `ucp_tag_recv_nbx failed: UCS_ERR_MESSAGE_TRUNCATED: the message (${length} bytes) does not fit the ${bytes.length}-byte buffer`,
-              { status, statusText: describeStatus(status) ?? undefined, incomingLength: length },
-            )
-          : undefined,
+      (status, length) => receiveError(status, length, bytes.length),
       released && (() => released()),
     );
     this.path.cancelOnAbort(r, options.signal, false, "recv");
@@ -62,17 +71,17 @@ export class TagReceives {
   }
 
   /**
-   * A worker-wide receive of exactly `tag` (full mask) that reports through `done(status,
-   * length)` as its completion is delivered, with no Promise (RequestPath.requestWith). Returns
-   * the request id (`cancel` takes it).
+   * A worker-wide receive of exactly `tag` (full mask) that reports through `done(length)` or
+   * `failed(error)` (the error `tagRecv` rejects with) as its completion is delivered, with no
+   * Promise (RequestPath.requestWith). Returns the request id (`cancel` takes it).
    */
-  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (status: number, length: number) => void): number {
+  tagRecvWith(bytes: Uint8Array, tag: Tag, done: (length: number) => void, failed: (e: UcxError) => void): number {
     const [tagLo, tagHi] = tagWords(tag);
     const [maskLo, maskHi] = tagWords(FULL_MASK, "tag mask");
     return this.path.requestWith(
       submission({ op: Op.TagRecv, address: addressOf(bytes), length: bytes.length, tagLo, tagHi, maskLo, maskHi }),
       bytes,
-      (status, length) => done(status, length),
+      (status, length) => (status === UCS_OK ? done(length) : failed(receiveError(status, length, bytes.length))),
     );
   }
 
