@@ -105,11 +105,11 @@ export class UcgContext {
       // A waiting step polls and yields (step-spin.ts): always in polling and blocking modes (only
       // the steps progress the worker there), in hybrid mode where this host has more ranks than cores.
       const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;
+      const steps = config.table(STEP_SPIN_CONFIG.name);
       if (channel.drivesSteps) {
-        channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
-        channel.stepSyncMs = Number(config.table(STEP_SPIN_CONFIG.name).SYNC_US) / 1000;
-      }
-      else if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(config.table(STEP_SPIN_CONFIG.name).SPIN_US) / 1000;
+        channel.stepSpinMs = Number(steps.SPIN_US) / 1000;
+        channel.stepSyncMs = Number(steps.SYNC_US) / 1000;
+      } else if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(steps.SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {
       await channel.close().catch(() => {});

@@ -165,7 +165,7 @@ export class PlanInstance {
               await transport.spin(this.stepPending);
             }
             await waiting;
-          } else if (this.stepFailed) {
+          } else if (this.stepError !== undefined) {
             throw this.stepError;
           }
         }
@@ -186,7 +186,7 @@ export class PlanInstance {
   private left = 0;
   /** The step is posted and has neither completed nor failed. */
   private stepOpen = false;
-  private stepFailed = false;
+  /** Why the step failed (always defined then: transferFailed supplies an Error if none came). */
   private stepError: unknown = undefined;
   /** Settles the Promise the step awaits, once it awaits one. */
   private waiter: ((e?: unknown) => void) | undefined;
@@ -197,7 +197,6 @@ export class PlanInstance {
   /** Posts a step's transfers (receives first, as the plan lists them); they count down `left`. */
   private post(transfers: readonly BoundTransfer[], transport: Transport): void {
     this.stepOpen = true;
-    this.stepFailed = false;
     this.stepError = undefined;
     this.waiter = undefined;
     this.left = transfers.length;
@@ -229,10 +228,7 @@ export class PlanInstance {
 
   private finishStep(e: unknown): void {
     this.stepOpen = false;
-    if (e !== undefined) {
-      this.stepFailed = true;
-      this.stepError = e;
-    }
+    if (e !== undefined) this.stepError = e;
     const w = this.waiter;
     this.waiter = undefined;
     w?.(e);
