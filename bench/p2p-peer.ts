@@ -14,6 +14,7 @@
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { faultLog } from "./page-faults.ts";
+import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
 
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
@@ -47,8 +48,11 @@ if (role === "server") {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
       // Each message given back once read (AmMessage.release): later ones reuse its memory.
       faults.start();
+      if (PROFILING) resetProfile();
       for (let i = 0; i < count; i++) (await wait(ep.amRecv())).release();
       faults.end("am", count);
+      // UCX_TS_PROFILE=1: the server's phases per message of each AM window, on stderr.
+      if (PROFILING) process.stderr.write(JSON.stringify({ am: count, ...profileSnapshot() }) + "\n");
       await wait(ep.send(ack, 5));
     }
   }

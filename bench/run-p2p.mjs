@@ -178,7 +178,7 @@ async function profile() {
   const f = (x) => (x === undefined ? "" : x.toFixed(2));
   console.log(`\nOne 8 B send+receive through a worker's endpoint to itself (bench/profile.ts), ${rounds} rounds, ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log("us per operation; phases and C functions: median over rounds (profiled run); 'C call cost' = calls x the runtime's cost of a trivial C call (ucs_status_string, unprofiled run)");
-  const phaseNames = ["api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "other", "ffi"];
+  const phaseNames = ["api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "other", "ffi", "callback"];
   console.log(["runtime", "mode", "p50", "p99", "p99.9", "prof p50", ...phaseNames, "C calls", "C call cost", "UCX (ffi - cost)"].map((h) => h.padStart(9)).join(" "));
   for (const { runtime, mode, plain, prof } of runs) {
     const ph = prof.phasesUs;

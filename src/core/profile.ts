@@ -38,10 +38,12 @@ export const Phase = {
   Wait: 8,
   /** Inside an FFI call: the runtime's call overhead and UCX itself. */
   Ffi: 9,
+  /** JavaScript that UCX calls back from inside an FFI call (the AM handler, completion callbacks). */
+  Callback: 10,
 } as const;
 export type Phase = (typeof Phase)[keyof typeof Phase];
 
-export const PHASE_NAMES = ["other", "api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "wait", "ffi"] as const;
+export const PHASE_NAMES = ["other", "api", "record", "execute", "progress", "completionRecord", "deliver", "settle", "wait", "ffi", "callback"] as const;
 
 const totals = new Float64Array(PHASE_NAMES.length);
 const stack: Phase[] = [];
@@ -121,22 +123,40 @@ export function profileSnapshot(): ProfileSnapshot {
  */
 export function profileFunctions<T extends object>(functions: T, names: readonly string[]): T {
   const wrapped: Record<string, unknown> = { ...(functions as Record<string, unknown>) };
+  // Callbacks made here run as a Callback phase: the JavaScript UCX calls from inside a C call.
+  const makeCallback = (functions as Record<string, unknown>).callback;
+  if (typeof makeCallback === "function")
+    wrapped.callback = (signature: unknown, fn: (...a: unknown[]) => unknown) =>
+      makeCallback.call(functions, signature, (...args: unknown[]) => {
+        enter(Phase.Callback);
+        try {
+          return fn(...args);
+        } finally {
+          leave();
+        }
+      });
   for (const name of names) {
     const fn = (functions as Record<string, unknown>)[name];
     if (typeof fn !== "function") continue;
     const account = { count: 0, ms: 0 };
     calls.set(name, account);
     wrapped[name] = (...args: unknown[]) => {
+      // An Ffi phase like any other, so that a callback run inside the call (enter(Callback))
+      // takes its time out of the call's, not twice.
       const t0 = performance.now();
       totals[current]! += t0 - since;
+      since = t0;
+      stack.push(current);
+      current = Phase.Ffi;
       try {
         return (fn as (...a: unknown[]) => unknown)(...args);
       } finally {
         const t1 = performance.now();
-        totals[Phase.Ffi]! += t1 - t0;
+        totals[current]! += t1 - since;
+        since = t1;
+        current = stack.pop() ?? Phase.Other;
         account.count++;
         account.ms += t1 - t0;
-        since = t1;
       }
     };
   }

@@ -22,7 +22,7 @@ for (const mode of ["polling", "hybrid"]) {
     assert.is(p.calls.ucp_tag_send_nbx.perOp, 1);
     assert.is(p.calls.ucp_tag_recv_nbx.perOp, 1);
     assert.ok(p.calls.ucp_worker_progress.perOp >= 1, JSON.stringify(p.calls));
-    for (const phase of ["api", "record", "execute", "deliver", "settle", "ffi"]) assert.ok(p.phasesUs[phase].mean > 0, `${phase}: ${JSON.stringify(p.phasesUs)}`);
+    for (const phase of ["api", "record", "execute", "deliver", "settle", "ffi", "callback"]) assert.ok(p.phasesUs[phase].mean > 0, `${phase}: ${JSON.stringify(p.phasesUs)}`);
   });
 }
 
