@@ -93,10 +93,27 @@ export class Channel {
     return mode === "polling" || mode === "blocking";
   }
 
-  addEndpoint(handle: number, ep: Endpoint): void {
+  /**
+   * The member's endpoint, and where that one cannot report the member's death (error handling
+   * "none", which lets UCX use shared memory: bootstrap.ts), a `watch` endpoint with error
+   * handling "peer" that carries no collective's message and only reports it.
+   */
+  addEndpoint(handle: number, ep: Endpoint, watch?: Endpoint): void {
     this.endpoints.set(handle, ep);
     ep.onError = (error) => this.onMemberFailure?.(handle, error);
+    if (watch) {
+      this.watches.set(handle, watch);
+      watch.onError = (error) => {
+        this.failed.add(handle);
+        this.onMemberFailure?.(handle, error);
+      };
+    }
   }
+
+  /** Watch endpoints by member handle (addEndpoint). */
+  private readonly watches = new Map<number, Endpoint>();
+  /** Members whose watch endpoint reported them dead: their data endpoint is not flushed on close. */
+  private readonly failed = new Set<number>();
 
   endpointTo(handle: number): Endpoint {
     const ep = this.endpoints.get(handle);
@@ -144,8 +161,12 @@ export class Channel {
   }
 
   async close(): Promise<void> {
-    const eps = [...this.endpoints.values()];
+    const eps = [...this.endpoints].flatMap(([handle, ep]) => (this.failed.has(handle) ? [] : [ep]));
+    const watches = [...this.watches.values()];
     this.endpoints.clear();
-    await Promise.all(eps.map((ep) => ep.close().catch(() => ep.close({ force: true }).catch(() => {}))));
+    this.watches.clear();
+    // A dead member's "none" endpoint is left to the worker's close: UCX cannot force-close one,
+    // and flushing it would wait on a process that is gone.
+    await Promise.all([...eps, ...watches].map((ep) => ep.close().catch(() => ep.close({ force: true }).catch(() => {}))));
   }
 }

@@ -43,8 +43,17 @@ export interface UcgContextOptions {
    * (spins, then parks on UCX's event fd through a watcher thread).
    */
   readonly progressMode?: ProgressMode;
-  /** Default "peer": a process that dies makes the others' collectives reject. "none" allows shared memory but never notices a death (use timeouts). */
+  /**
+   * Default "peer": a process that dies makes the others' collectives reject. "none": no
+   * watching at all, nobody notices a death (use timeouts).
+   */
   readonly errorHandling?: ErrorHandling;
+  /**
+   * With "peer": the messages to a process on this host go over shared memory (an endpoint
+   * without error handling), a tcp endpoint with "peer" beside it watching for the process's
+   * death (bootstrap.ts). Default UCX_TS_UCG_SHM, else true; false: tcp for everything.
+   */
+  readonly sharedMemory?: boolean;
   /** Collectives configuration by full variable name (`{ UCX_TS_KN_RADIX: 2, UCX_TS_ALLREDUCE_PLAN: "1" }`), over the environment's. */
   readonly config?: Readonly<Record<string, string | number>>;
   /**
@@ -101,7 +110,8 @@ export class UcgContext {
     const worker = await Worker.create({ ...options.worker, progressMode, errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
-      const { hosts } = await worker.settled(bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth }));
+      const sharedMemory = options.sharedMemory ?? !["0", "no", "false", "n", "off"].includes((process.env.UCX_TS_UCG_SHM ?? "").toLowerCase());
+      const { hosts } = await worker.settled(bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth, sharedMemory }));
       // A waiting step polls and yields (step-spin.ts): always in polling and blocking modes (only
       // the steps progress the worker there), in hybrid mode where this host has more ranks than cores.
       const oversubscribed = hosts.filter((h) => h === hosts[rte.rank]).length > cpus().length;

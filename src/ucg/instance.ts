@@ -140,7 +140,8 @@ export class PlanInstance {
    */
   async execute(transport: Transport, run: RunControl, stepTimes?: StepTiming[]): Promise<void> {
     this.transport = transport;
-    run.onAbort = this.cancelStep;
+    this.run = run;
+    run.onAbort = this.abortStep;
     try {
       for (let i = 0; i < this.steps.length; i++) {
         const step = this.steps[i]!;
@@ -175,6 +176,7 @@ export class PlanInstance {
       }
     } finally {
       run.onAbort = undefined;
+      this.run = undefined;
       this.transport = undefined;
     }
   }
@@ -182,6 +184,7 @@ export class PlanInstance {
   // --- the step that waits: its transfers counted down, a Promise only if it must be awaited ---
 
   private transport: Transport | undefined;
+  private run: RunControl | undefined;
   /** Transfers of the waiting step not yet complete. */
   private left = 0;
   /** The step is posted and has neither completed nor failed. */
@@ -233,6 +236,17 @@ export class PlanInstance {
     this.waiter = undefined;
     w?.(e);
   }
+
+  /**
+   * An abort fails the waiting step at once with the run's reason and cancels its receives. Not
+   * by the cancelled receives alone: a step may wait on a send only (a rendezvous to a member
+   * whose shared-memory endpoint cannot fail: bootstrap.ts), which nothing would ever complete.
+   * Such a send's late callbacks find the step closed (an aborted run breaks its group, so no
+   * later step of this instance runs) and UCX keeps its buffer until the worker closes.
+   */
+  private readonly abortStep = (): void => {
+    this.transferFailed(this.run?.reason ?? new Error("aborted"));
+  };
 
   /** Cancels the waiting step's receives (those already complete are not in UCX any more: no effect). */
   private readonly cancelStep = (): void => {

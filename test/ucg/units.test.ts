@@ -143,6 +143,32 @@ test("a step that fails while its spin still runs (a peer died) rejects its requ
   }
 });
 
+test("an abort fails a step that waits on a send alone (a rendezvous to a dead member's shared-memory endpoint never completes), and the send's late callback changes nothing", async () => {
+  const n = normalize("allreduce", { send: new Float64Array(4), op: "sum" }, 0, 2);
+  const template = PLAN_TEMPLATES.find((t) => t.coll === "allreduce" && t.configTable === undefined)!;
+  const constant = template.build({ rank: 0, size: 2, count: n.count, root: n.root, commutative: true, elementSize: n.datatype.size }, {});
+  const instance = new PlanInstance(constant, { send: n.send, recv: n.recv, scratch: n.datatype.create(constant.scratchCount) }, n.datatype, n.op);
+  let lateSend: (() => void) | undefined;
+  const cancelled: number[] = [];
+  const transport: Transport = {
+    send: (_peer, _bytes, done) => void (lateSend = done),
+    recv: (_peer, _bytes, done) => {
+      done(_bytes.length); // the peer's message was there: only the send is left
+      return 7;
+    },
+    cancel: (id) => void cancelled.push(id),
+  };
+  const run = new RunControl();
+  const died = new UcxError("UCS_ERR_ENDPOINT_TIMEOUT", "member 1 died");
+  const result = instance.execute(transport, run).then(() => "resolved", (e: unknown) => e);
+  await new Promise((r) => setTimeout(r, 5));
+  assert.ok(lateSend, "the step posted its send");
+  run.abort(died);
+  assert.is(await Promise.race([result, new Promise((r) => setTimeout(() => r("still waiting 1 s after the abort"), 1000))]), died);
+  lateSend!();
+  assert.equal(cancelled, [7]);
+});
+
 test("a step whose messages come during pollNow completes there: no spin, no Promise awaited; one still pending past it awaits through the spin", async () => {
   // Member 0 of a 4-member allreduce (recursive doubling: two exchange steps). Its receives
   // complete only when pollNow (or the spin) "progresses", as channel.post's do inside progress().
