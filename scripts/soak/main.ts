@@ -36,7 +36,7 @@ import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { anonymousGrowth, growth, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, runOp } from "./traffic.ts";
-import { workerCycles } from "./worker-cycles.ts";
+import { CYCLE_BOUND_MIB_PER_1000, workerCycles } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
@@ -474,6 +474,18 @@ const lines = [
   cycleReport
     ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}; after malloc_trim ${cycleReport.trimmedRssMiB.afterWarmup} -> ${cycleReport.trimmedRssMiB.end}, ${cycleReport.trimmedRssMiB.growth}; malloc in use ${cycleReport.mallocInUseMiB.afterWarmup} -> ${cycleReport.mallocInUseMiB.end}, ${cycleReport.mallocInUseMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",
+  ...(cycleReport?.fit
+    ? [
+        `worker cycles, growth per 1,000 cycles (line through ${cycleReport.fit.readings.length} readings after warm-up, 95 % interval; "under" ${CYCLE_BOUND_MIB_PER_1000} MiB only if the whole interval is): ` +
+          (["trimmedRssMiB", "mallocInUseMiB", "heapMiB", "fds"] as const)
+            .map((k) => {
+              const f = cycleReport.fit![k];
+              const name = { trimmedRssMiB: "RSS after trim", mallocInUseMiB: "malloc in use", heapMiB: "JS heap", fds: "fds" }[k];
+              return f ? `${name} ${f.slope} ± ${f.adjustedStdErr} (${f.low} to ${f.high}): ${f.verdict}` : `${name} ?`;
+            })
+            .join("; "),
+      ]
+    : []),
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
