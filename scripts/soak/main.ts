@@ -35,7 +35,7 @@ import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listene
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { anonymousGrowth, growth, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
-import { type Connection, CorruptionError, Lock, runOp } from "./traffic.ts";
+import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
 import { CYCLE_BOUND_MIB_PER_1000, workerCycles } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
@@ -228,6 +228,8 @@ let inFlight = 0;
  * 16 MiB each), a full GC and a trim: ~0.1-0.5 s, a few per cent of the run.
  */
 const REST_READINGS = 40;
+/** Readings that found operations or their leftovers still in the library after 30 s. */
+const notAtRest: Sample[] = [];
 interface RestPoint {
   sample: Sample;
   byMapping: Record<string, number>;
@@ -325,11 +327,15 @@ async function sampler(): Promise<void> {
       nextSample += every;
     }
     if (Date.now() >= nextRest) {
-      // Let every operation end, then read RSS at rest; the lanes wait meanwhile.
+      // Let every operation end, and what a failed one left posted, then read RSS at rest; the
+      // lanes wait meanwhile. A reading that still finds some after 30 s is kept but left out of
+      // the line (it is not at rest).
       paused = true;
-      for (const until = Date.now() + 30_000; inFlight > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      for (const until = Date.now() + 30_000; (inFlight > 0 || lingeringOps() > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
       // Only the first reading keeps its mapping list (compared with the wound-down one's).
-      rests.push(restPoint(rests.length === 0));
+      const point = restPoint(rests.length === 0);
+      if (inFlight > 0 || lingeringOps() > 0) notAtRest.push(point.sample);
+      else rests.push(point);
       paused = false;
       nextRest = Date.now() + restEvery;
     }
@@ -352,6 +358,8 @@ for (const s of slots) {
   await s.conn?.ep.close({ force: true }).catch(() => {});
 }
 await listener.close();
+// What failed operations left posted on the killed peers' endpoints ends when the library fails them.
+for (const until = Date.now() + 30_000; lingeringOps() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
 const woundPoint = restPoint(true);
@@ -390,6 +398,8 @@ const per100kFit = (f: Fit) => ({
 const halfOps = rests.find((r) => r.sample.seconds >= seconds / 2)?.sample.ops;
 const atRest = {
   readingsAfterWarmup: rests.length,
+  /** Left out of the line: the pause ran out before everything in flight had ended. */
+  notAtRest: notAtRest.map((r) => ({ seconds: round(r.seconds), ops: r.ops, rssMiB: round(r.trimmedRssMiB) })),
   fit: restFit("trimmedRssMiB"),
   secondHalfFit: halfOps === undefined ? undefined : restFit("trimmedRssMiB", halfOps),
   mallocFit: restFit("mallocInUseMiB"),
@@ -448,7 +458,7 @@ const lines = [
   ...stats.firstUnexpected.map((m) => `  ${m}`),
   `RSS after warm-up ${grow.rssMiB.first} -> ${grow.rssMiB.last} MiB (max ${grow.rssMiB.max}), ${grow.rssMiBPer100kOps} MiB per 100k ops (${grow.samples} samples, ${grow.opsAfterWarmup} ops); of it JS heap ${grow.heapMiBPer100kOps}, array buffers ${grow.arrayBuffersMiBPer100kOps} MiB per 100k ops`,
   `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted); malloc in use ${grow.mallocInUseMiB.first} -> ${grow.mallocInUseMiB.last} MiB, ${grow.mallocInUseMiBPer100kOps} MiB per 100k ops`,
-  `at rest           RSS after GC and malloc_trim, nothing in flight, ${atRest.readingsAfterWarmup} readings after warm-up over ${atRest.ops} ops: ${atRest.startMiB} first, ${atRest.minMiB}-${atRest.maxMiB}, ${atRest.lastMiB} last, ${atRest.endMiB} MiB with every connection closed`,
+  `at rest           RSS after GC and malloc_trim, nothing in flight, ${atRest.readingsAfterWarmup} readings after warm-up (${atRest.notAtRest.length} more left out: still busy after 30 s) over ${atRest.ops} ops: ${atRest.startMiB} first, ${atRest.minMiB}-${atRest.maxMiB}, ${atRest.lastMiB} last, ${atRest.endMiB} MiB with every connection closed`,
   `at rest, growth   RSS ${fitText(atRest.fit, "MiB")}`,
   `at rest, verdict  ${verdictText(atRest.fit)}`,
   `at rest, 2nd half RSS ${fitText(atRest.secondHalfFit, "MiB")}`,
