@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url";
 import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
-import { anonymousGrowth, growth, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
+import { anonymousGrowth, growth, leastOfThree, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
 import { CYCLE_BOUND_MIB_PER_1000, workerCycles } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
@@ -225,7 +225,8 @@ let inFlight = 0;
  * Readings with nothing in flight (the lanes paused), from a quarter of the run (the end of
  * warm-up) on, about REST_READINGS of them spread over the rest (at most one a second): the line
  * through them is the leak figure. Each costs a pause until the operations in flight end (up to
- * 16 MiB each), a full GC and a trim: ~0.1-0.5 s, a few per cent of the run.
+ * 16 MiB each), then three GCs, trims and reads 50 ms apart (each figure their least: samples.ts
+ * leastOfThree): ~0.2-0.6 s, a few per cent of the run.
  */
 const REST_READINGS = 40;
 /** Readings that found operations or their leftovers still in the library after 30 s. */
@@ -237,8 +238,9 @@ interface RestPoint {
   mappings: Mapping[];
 }
 const rests: RestPoint[] = [];
-function restPoint(keepMappings: boolean): RestPoint {
-  return { sample: sample(started, stats.ops), byMapping: keepMappings ? rssByMapping() : {}, mappings: keepMappings ? mappings() : [] };
+async function restPoint(keepMappings: boolean): Promise<RestPoint> {
+  const s = await leastOfThree(started, stats.ops, () => new Promise((r) => setTimeout(r, 50)));
+  return { sample: s, byMapping: keepMappings ? rssByMapping() : {}, mappings: keepMappings ? mappings() : [] };
 }
 
 async function lane(): Promise<void> {
@@ -333,7 +335,7 @@ async function sampler(): Promise<void> {
       paused = true;
       for (const until = Date.now() + 30_000; (inFlight > 0 || lingeringOps() > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
       // Only the first reading keeps its mapping list (compared with the wound-down one's).
-      const point = restPoint(rests.length === 0);
+      const point = await restPoint(rests.length === 0);
       if (inFlight > 0 || lingeringOps() > 0) notAtRest.push(point.sample);
       else rests.push(point);
       paused = false;
@@ -362,7 +364,7 @@ await listener.close();
 for (const until = Date.now() + 30_000; lingeringOps() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
-const woundPoint = restPoint(true);
+const woundPoint = await restPoint(true);
 const wound = woundPoint.sample;
 await worker.close();
 for (const s of slots) s.child?.kill("SIGKILL");

@@ -14,13 +14,14 @@
  * good. The loop stays free of macrotask turns so that such a retention shows.
  *
  * From warm-up on (runs of 200 cycles or more) RSS after a GC and malloc_trim(0) and malloc's
- * bytes in use are also read every FIT_EVERY cycles, still without a macrotask turn (the GC and
- * the reads are synchronous), and a least-squares line through them gives the growth per 1,000
+ * bytes in use are also read every FIT_EVERY cycles (each figure the least of three readings in a
+ * row: samples.ts leastOfThree), still without a macrotask turn (the GC and the reads are
+ * synchronous), and a least-squares line through them gives the growth per 1,000
  * cycles with its 95 % interval (regression.ts): what two readings, one before and one after,
  * cannot tell from noise.
  */
 import { Worker, type ProgressMode } from "../../src/index.ts";
-import { openFds, round, sample, type Sample } from "./samples.ts";
+import { leastOfThree, openFds, round, sample, type Sample } from "./samples.ts";
 import { fitLine, verdict, type Fit, type Verdict } from "./regression.ts";
 
 const FIT_EVERY = 20;
@@ -76,7 +77,7 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
       first = sample(started, i + 1);
       fds0 = openFds();
     }
-    if (cycles >= 200 && i + 1 >= warmup && (i + 1 - warmup) % FIT_EVERY === 0) readings.push(sample(started, i + 1));
+    if (cycles >= 200 && i + 1 >= warmup && (i + 1 - warmup) % FIT_EVERY === 0) readings.push(await leastOfThree(started, i + 1));
   }
   await settle();
   const last = sample(started, cycles);
