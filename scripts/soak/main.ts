@@ -15,8 +15,16 @@
  * --seed N, --fault-every-ms N (mean time between faults, default 2000; 0: no faults), --kinds
  * tag,stream,... (only these operation kinds; default all: to compare each kind's growth),
  * --max-size N (bytes; caps every payload, default 16 MiB), --collectives N (ranks per collectives
- * job, default 3; 0: none). Meanwhile jobs of N ranks run seeded random collectives, every result
- * checked, some losing a rank to SIGKILL (collectives.ts).
+ * job, default 3; 0: none), --malloc fixed|dynamic (glibc's mmap and trim thresholds fixed at
+ * 128 KiB in every process of the soak, the default, or left dynamic: allocator.ts). Meanwhile
+ * jobs of N ranks run seeded random collectives, every result checked, some losing a rank to
+ * SIGKILL (collectives.ts).
+ *
+ * The leak figure: every few seconds after warm-up (the first quarter) the lanes pause until
+ * nothing is in flight and RSS is read after a GC and malloc_trim(0) ("at rest"); a least-squares
+ * line through those readings against operations done gives the growth per 100k operations with
+ * its 95 % interval (regression.ts), and the verdict says "under 1 MiB" only if the whole
+ * interval is.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
@@ -26,9 +34,11 @@ import { fileURLToPath } from "node:url";
 import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
-import { anonymousGrowth, growth, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
-import { type Connection, CorruptionError, Lock, runOp } from "./traffic.ts";
-import { workerCycles } from "./worker-cycles.ts";
+import { anonymousGrowth, growth, leastOfThree, mappings, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
+import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
+import { CYCLE_BOUND_MIB_PER_1000, workerCycles } from "./worker-cycles.ts";
+import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
+import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
 
 function option(name: string, fallback: number): number {
@@ -50,9 +60,11 @@ function kindsOption(): readonly OpKind[] {
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
+  [--malloc fixed|dynamic]
 (defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles, faults every 2000 ms on average, all kinds, 16 MiB,
- collective jobs of 3 ranks; 0: none)`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size", "collectives"];
+ collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
+ GLIBC_TUNABLES are set)`;
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -73,6 +85,14 @@ const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = kindsOption();
 const maxSize = Math.max(1, option("max-size", 16 * 2 ** 20));
 const collectiveRanks = Math.min(8, option("collectives", 3));
+const mallocChoice = ((): MallocChoice => {
+  const i = process.argv.indexOf("--malloc");
+  const v = i < 0 ? "fixed" : process.argv[i + 1];
+  if (v !== "fixed" && v !== "dynamic") throw new Error(`--malloc takes fixed or dynamic, got ${v}`);
+  return v;
+})();
+// Before any worker or peer exists: the thresholds apply to allocations made after the call.
+const allocator = applyAllocator(mallocChoice);
 const OP_TIMEOUT_MS = 60_000;
 const rand = seededRandom(seed);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -202,9 +222,15 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
 let paused = false;
 let inFlight = 0;
 /**
- * Readings with nothing in flight (the lanes paused) at a quarter, half and three quarters of the
- * run; the first (after warm-up) starts the at-rest leak figure, the second its second half.
+ * Readings with nothing in flight (the lanes paused), from a quarter of the run (the end of
+ * warm-up) on, about REST_READINGS of them spread over the rest (at most one a second): the line
+ * through them is the leak figure. Each costs a pause until the operations in flight end (up to
+ * 16 MiB each), then three GCs, trims and reads 50 ms apart (each figure their least: samples.ts
+ * leastOfThree): ~0.2-0.6 s, a few per cent of the run.
  */
+const REST_READINGS = 40;
+/** Readings that found operations or their leftovers still in the library after 30 s. */
+const notAtRest: Sample[] = [];
 interface RestPoint {
   sample: Sample;
   byMapping: Record<string, number>;
@@ -212,8 +238,9 @@ interface RestPoint {
   mappings: Mapping[];
 }
 const rests: RestPoint[] = [];
-function restPoint(keepMappings: boolean): RestPoint {
-  return { sample: sample(started, stats.ops), byMapping: rssByMapping(), mappings: keepMappings ? mappings() : [] };
+async function restPoint(keepMappings: boolean): Promise<RestPoint> {
+  const s = await leastOfThree(started, stats.ops, () => new Promise((r) => setTimeout(r, 50)));
+  return { sample: s, byMapping: keepMappings ? rssByMapping() : {}, mappings: keepMappings ? mappings() : [] };
 }
 
 async function lane(): Promise<void> {
@@ -293,17 +320,28 @@ async function faults(): Promise<void> {
 
 async function sampler(): Promise<void> {
   const every = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
+  const restEvery = Math.max(1000, (seconds * 750) / REST_READINGS);
+  let nextSample = Date.now();
+  let nextRest = started + seconds * 250; // warm-up over
   while (Date.now() < deadline) {
-    samples.push(sample(started, stats.ops));
-    if (rests.length < 3 && Date.now() - started >= seconds * 250 * (rests.length + 1)) {
-      // A quarter more of the run is over (the first quarter is warm-up): let every operation
-      // end, then read RSS at rest.
-      paused = true;
-      for (const until = Date.now() + 30_000; inFlight > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
-      rests.push(restPoint(rests.length === 0));
-      paused = false;
+    if (Date.now() >= nextSample) {
+      samples.push(sample(started, stats.ops));
+      nextSample += every;
     }
-    await new Promise((r) => setTimeout(r, every));
+    if (Date.now() >= nextRest) {
+      // Let every operation end, and what a failed one left posted, then read RSS at rest; the
+      // lanes wait meanwhile. A reading that still finds some after 30 s is kept but left out of
+      // the line (it is not at rest).
+      paused = true;
+      for (const until = Date.now() + 30_000; (inFlight > 0 || lingeringOps() > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      // Only the first reading keeps its mapping list (compared with the wound-down one's).
+      const point = await restPoint(rests.length === 0);
+      if (inFlight > 0 || lingeringOps() > 0) notAtRest.push(point.sample);
+      else rests.push(point);
+      paused = false;
+      nextRest = Date.now() + restEvery;
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(nextSample, nextRest, deadline) - Date.now())));
   }
   samples.push(sample(started, stats.ops));
 }
@@ -322,36 +360,77 @@ for (const s of slots) {
   await s.conn?.ep.close({ force: true }).catch(() => {});
 }
 await listener.close();
+// What failed operations left posted on the killed peers' endpoints ends when the library fails them.
+for (const until = Date.now() + 30_000; lingeringOps() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
-const woundPoint = restPoint(true);
+const woundPoint = await restPoint(true);
 const wound = woundPoint.sample;
 await worker.close();
 for (const s of slots) s.child?.kill("SIGKILL");
 
 process.stderr.write("soak: closed; worker cycles\n");
 const grow = growth(samples, 0.25);
-// The leak figure: RSS after GC and malloc_trim(0) with nothing in flight, once warm-up is over
-// (the lanes paused for it) and once every connection is closed. Under traffic the samples swing
-// by tens of MiB with the payloads in flight (up to 128 MiB) and the free memory glibc keeps
-// (11-54 MiB seen), which a slope over minutes cannot tell from growth.
+// The leak figure: RSS after GC and malloc_trim(0) with nothing in flight (the lanes paused for
+// each reading) after warm-up. Under traffic the samples swing by tens of MiB with the payloads in
+// flight (up to 128 MiB) and the free memory glibc keeps (11-54 MiB seen), which a slope over
+// minutes cannot tell from growth. The reading with every connection closed (the peers gone) is
+// another state, lower: it gives the end-to-end figure beside the fit, not a point of it.
+const TARGET_MIB_PER_100K = 1;
 const rest = rests[0]?.sample ?? samples[0]!;
 const per100k = (from: Sample, k: "trimmedRssMiB" | "mallocInUseMiB") => (stats.ops > from.ops ? round(((wound[k] - from[k]) / (stats.ops - from.ops)) * 100_000) : 0);
-// The second half alone (from the reading at half time): whether what the first quarter after
-// warm-up gained keeps growing or levels off. Reported beside the whole figure, not instead of it.
-const half = rests[1]?.sample;
+/** A fit through the at-rest readings (from `fromOps` on), in units per 100k operations. */
+function restFit(k: "trimmedRssMiB" | "mallocInUseMiB" | "heapMiB" | "fds", fromOps = 0) {
+  const f = fitLine(rests.filter((r) => r.sample.ops >= fromOps).map((r) => [r.sample.ops, r.sample[k]] as const));
+  return f ? per100kFit(f) : undefined;
+}
+const per100kFit = (f: Fit) => ({
+  readings: f.n,
+  slope: round(f.slope * 1e5),
+  stdErr: round(f.stdErr * 1e5),
+  adjustedStdErr: round(f.adjustedStdErr * 1e5),
+  lag1: round(f.lag1),
+  dof: round(f.dof),
+  low: round(f.low * 1e5),
+  high: round(f.high * 1e5),
+  verdict: verdict({ ...f, low: f.low * 1e5, high: f.high * 1e5 }, TARGET_MIB_PER_100K),
+});
+// The second half alone (from the first reading at half time): whether what the first quarter
+// after warm-up gained keeps growing or levels off. Reported beside the whole fit.
+const halfOps = rests.find((r) => r.sample.seconds >= seconds / 2)?.sample.ops;
 const atRest = {
+  readingsAfterWarmup: rests.length,
+  /** Left out of the line: the pause ran out before everything in flight had ended. */
+  notAtRest: notAtRest.map((r) => ({ seconds: round(r.seconds), ops: r.ops, rssMiB: round(r.trimmedRssMiB) })),
+  fit: restFit("trimmedRssMiB"),
+  secondHalfFit: halfOps === undefined ? undefined : restFit("trimmedRssMiB", halfOps),
+  mallocFit: restFit("mallocInUseMiB"),
+  jsHeapFit: restFit("heapMiB"),
+  fdsFit: restFit("fds"),
+  fds: rests.length ? { first: rests[0]!.sample.fds, last: rests.at(-1)!.sample.fds, max: Math.max(...rests.map((r) => r.sample.fds)), wound: wound.fds } : undefined,
   startMiB: round(rest.trimmedRssMiB),
+  minMiB: round(Math.min(...rests.map((r) => r.sample.trimmedRssMiB))),
+  maxMiB: round(Math.max(...rests.map((r) => r.sample.trimmedRssMiB))),
+  lastMiB: round(rests.at(-1)?.sample.trimmedRssMiB ?? rest.trimmedRssMiB),
   endMiB: round(wound.trimmedRssMiB),
   ops: stats.ops - rest.ops,
   miBPer100kOps: per100k(rest, "trimmedRssMiB"),
-  secondHalf: half ? { startMiB: round(half.trimmedRssMiB), ops: stats.ops - half.ops, miBPer100kOps: per100k(half, "trimmedRssMiB"), mallocMiBPer100kOps: per100k(half, "mallocInUseMiB") } : undefined,
   // The same moments, malloc's bytes in use (UCX's and the runtime's native allocations).
   mallocStartMiB: round(rest.mallocInUseMiB),
   mallocEndMiB: round(wound.mallocInUseMiB),
   mallocMiBPer100kOps: per100k(rest, "mallocInUseMiB"),
-  readings: [...rests.map((r) => r.sample), wound].map((r) => ({ ops: r.ops, rssMiB: round(r.trimmedRssMiB), mallocInUseMiB: round(r.mallocInUseMiB), jsHeapMiB: round(r.heapMiB) })),
+  readings: [...rests.map((r) => r.sample), wound].map((r) => ({ seconds: round(r.seconds), ops: r.ops, rssMiB: round(r.trimmedRssMiB), mallocInUseMiB: round(r.mallocInUseMiB), jsHeapMiB: round(r.heapMiB), fds: r.fds })),
 };
+const fitText = (f: ReturnType<typeof per100kFit> | undefined, unit: string) =>
+  f ? `${f.slope >= 0 ? "+" : ""}${f.slope} ± ${f.adjustedStdErr} ${unit} per 100k ops (95 % interval ${f.low} to ${f.high}; ${f.readings} readings, residual lag-1 autocorrelation ${f.lag1}, plain std. error ${f.stdErr})` : "too few readings";
+const verdictText = (f: ReturnType<typeof per100kFit> | undefined) =>
+  !f || f.verdict === "too few readings"
+    ? "too few readings for a verdict"
+    : f.verdict === "under"
+      ? `under ${TARGET_MIB_PER_100K} MiB per 100k ops (the whole 95 % interval is)`
+      : f.verdict === "over"
+        ? `OVER ${TARGET_MIB_PER_100K} MiB per 100k ops (the whole 95 % interval is)`
+        : `not resolved: the 95 % interval includes ${TARGET_MIB_PER_100K} MiB per 100k ops (more operations or steadier readings needed)`;
 const restMappings = rests[0]?.byMapping ?? {};
 const woundMappings = woundPoint.byMapping;
 const anonymousGrew = rests[0] ? anonymousGrowth(rests[0].mappings, woundPoint.mappings) : [];
@@ -367,11 +446,11 @@ const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cy
 
 // glibc's allocator settings, which decide how much freed memory RSS keeps (docs/testing.md#soak):
 // the same figures read differently with and without them, so the report names them.
-const mallocSettings = Object.entries(process.env).filter(([k]) => /^(GLIBC_TUNABLES|MALLOC_[A-Z_]+_)$/.test(k)).map(([k, v]) => `${k}=${v}`);
+const mallocSettings = allocatorEnv();
 
 const lines = [
   `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
-  `allocator         glibc, ${mallocSettings.length > 0 ? mallocSettings.join(" ") : "default settings (dynamic mmap and trim thresholds)"}`,
+  `allocator         ${allocator}`,
   `operations        ${stats.ops}  (${OP_KINDS.map((k) => `${k} ${stats.byKind[k]}`).join(", ")})`,
   `bytes verified    ${stats.bytesVerified} (${round(stats.bytesVerified / 2 ** 30)} GiB)`,
   `connections       ${stats.connections}`,
@@ -381,11 +460,13 @@ const lines = [
   ...stats.firstUnexpected.map((m) => `  ${m}`),
   `RSS after warm-up ${grow.rssMiB.first} -> ${grow.rssMiB.last} MiB (max ${grow.rssMiB.max}), ${grow.rssMiBPer100kOps} MiB per 100k ops (${grow.samples} samples, ${grow.opsAfterWarmup} ops); of it JS heap ${grow.heapMiBPer100kOps}, array buffers ${grow.arrayBuffersMiBPer100kOps} MiB per 100k ops`,
   `RSS after malloc_trim(0) ${grow.trimmedRssMiB.first} -> ${grow.trimmedRssMiB.last} MiB (max ${grow.trimmedRssMiB.max}), ${grow.trimmedRssMiBPer100kOps} MiB per 100k ops (what glibc kept free is not counted); malloc in use ${grow.mallocInUseMiB.first} -> ${grow.mallocInUseMiB.last} MiB, ${grow.mallocInUseMiBPer100kOps} MiB per 100k ops`,
-  `at rest           RSS after GC and malloc_trim, nothing in flight: ${atRest.startMiB} MiB after warm-up -> ${atRest.endMiB} MiB with every connection closed, ${atRest.ops} ops later: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
-  `at rest, readings  ${atRest.readings.map((r) => `${r.ops} ops: RSS ${r.rssMiB}, malloc in use ${r.mallocInUseMiB}, JS heap ${r.jsHeapMiB}`).join(" | ")} (MiB)`,
-  atRest.secondHalf
-    ? `at rest, 2nd half  ${atRest.secondHalf.startMiB} -> ${atRest.endMiB} MiB over ${atRest.secondHalf.ops} ops: ${atRest.secondHalf.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.secondHalf.mallocMiBPer100kOps} MiB per 100k ops`
-    : "at rest, 2nd half  no reading at half time",
+  `at rest           RSS after GC and malloc_trim, nothing in flight, ${atRest.readingsAfterWarmup} readings after warm-up (${atRest.notAtRest.length} more left out: still busy after 30 s) over ${atRest.ops} ops: ${atRest.startMiB} first, ${atRest.minMiB}-${atRest.maxMiB}, ${atRest.lastMiB} last, ${atRest.endMiB} MiB with every connection closed`,
+  `at rest, growth   RSS ${fitText(atRest.fit, "MiB")}`,
+  `at rest, verdict  ${verdictText(atRest.fit)}`,
+  `at rest, 2nd half RSS ${fitText(atRest.secondHalfFit, "MiB")}`,
+  `at rest, others   malloc in use ${fitText(atRest.mallocFit, "MiB")}; JS heap ${fitText(atRest.jsHeapFit, "MiB")}; fds ${atRest.fds ? `${atRest.fds.first} -> ${atRest.fds.last} (max ${atRest.fds.max}, ${atRest.fds.wound} wound down)` : "?"}, ${fitText(atRest.fdsFit, "fds")}`,
+  `at rest, end to end ${atRest.startMiB} -> ${atRest.endMiB} MiB: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
+  `at rest, readings (ops/RSS MiB) ${atRest.readings.map((r) => `${r.ops}/${r.rssMiB}`).join(" ")}`,
   `at rest by mapping (MiB) ${Object.keys(woundMappings).map((k) => `${k} ${restMappings[k] ?? "?"} -> ${woundMappings[k]}`).join(", ")}`,
   `anonymous mappings grown most ${anonymousGrew.join("; ") || "none by 256 KiB"}`,
   `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
@@ -405,8 +486,20 @@ const lines = [
   cycleReport
     ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}; after malloc_trim ${cycleReport.trimmedRssMiB.afterWarmup} -> ${cycleReport.trimmedRssMiB.end}, ${cycleReport.trimmedRssMiB.growth}; malloc in use ${cycleReport.mallocInUseMiB.afterWarmup} -> ${cycleReport.mallocInUseMiB.end}, ${cycleReport.mallocInUseMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
     : "worker cycles     skipped",
+  ...(cycleReport?.fit
+    ? [
+        `worker cycles, growth per 1,000 cycles (line through ${cycleReport.fit.readings.length} readings after warm-up, 95 % interval; "under" ${CYCLE_BOUND_MIB_PER_1000} MiB only if the whole interval is): ` +
+          (["trimmedRssMiB", "mallocInUseMiB", "heapMiB", "fds"] as const)
+            .map((k) => {
+              const f = cycleReport.fit![k];
+              const name = { trimmedRssMiB: "RSS after trim", mallocInUseMiB: "malloc in use", heapMiB: "JS heap", fds: "fds" }[k];
+              return f ? `${name} ${f.slope} ± ${f.adjustedStdErr} (${f.low} to ${f.high}): ${f.verdict}` : `${name} ?`;
+            })
+            .join("; "),
+      ]
+    : []),
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, mallocSettings, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
 process.exit(failed ? 1 : 0);

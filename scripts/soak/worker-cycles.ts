@@ -12,9 +12,38 @@
  * parked on the shared turn (engine/event-loop.ts) holding the whole worker
  * (worker/progress-driver.ts release()); koffi also kept a callback prototype per worker for
  * good. The loop stays free of macrotask turns so that such a retention shows.
+ *
+ * From warm-up on (runs of 200 cycles or more) RSS after a GC and malloc_trim(0) and malloc's
+ * bytes in use are also read every FIT_EVERY cycles (each figure the least of three readings in a
+ * row: samples.ts leastOfThree), still without a macrotask turn (the GC and the reads are
+ * synchronous), and a least-squares line through them gives the growth per 1,000
+ * cycles with its 95 % interval (regression.ts): what two readings, one before and one after,
+ * cannot tell from noise.
  */
 import { Worker, type ProgressMode } from "../../src/index.ts";
-import { openFds, round, sample, type Sample } from "./samples.ts";
+import { leastOfThree, openFds, round, sample, type Sample } from "./samples.ts";
+import { fitLine, verdict, type Fit, type Verdict } from "./regression.ts";
+
+const FIT_EVERY = 20;
+/** "Without growth", in MiB per 1,000 cycles: 1 KiB a cycle, far below a Context or worker. */
+export const CYCLE_BOUND_MIB_PER_1000 = 1;
+
+export interface CycleFit {
+  readings: number;
+  /** MiB per 1,000 cycles, with its error and 95 % interval. */
+  slope: number;
+  adjustedStdErr: number;
+  low: number;
+  high: number;
+  lag1: number;
+  verdict: Verdict;
+}
+
+function perThousand(f: Fit | undefined): CycleFit | undefined {
+  if (!f) return undefined;
+  const k = 1000;
+  return { readings: f.n, slope: round(f.slope * k), adjustedStdErr: round(f.adjustedStdErr * k), low: round(f.low * k), high: round(f.high * k), lag1: round(f.lag1), verdict: verdict({ ...f, low: f.low * k, high: f.high * k }, CYCLE_BOUND_MIB_PER_1000) };
+}
 
 export interface CycleReport {
   cycles: number;
@@ -25,6 +54,8 @@ export interface CycleReport {
   trimmedRssMiB: { afterWarmup: number; end: number; growth: number };
   mallocInUseMiB: { afterWarmup: number; end: number; growth: number };
   fds: { afterWarmup: number; end: number; growth: number };
+  /** Lines through the readings every FIT_EVERY cycles after warm-up (runs of 200 cycles or more). */
+  fit?: { trimmedRssMiB?: CycleFit; mallocInUseMiB?: CycleFit; heapMiB?: CycleFit; fds?: CycleFit; readings: { cycle: number; trimmedRssMiB: number; mallocInUseMiB: number; heapMiB: number }[] };
 }
 
 export async function workerCycles(cycles: number, mode: ProgressMode): Promise<CycleReport> {
@@ -33,6 +64,7 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
   const warmup = cycles >= 200 ? Math.max(100, Math.floor(cycles / 10)) : Math.floor(cycles / 2);
   let first: Sample | undefined;
   let fds0 = 0;
+  const readings: Sample[] = [];
   for (let i = 0; i < cycles; i++) {
     const w = await Worker.create({ progressMode: mode });
     await w.address();
@@ -45,6 +77,7 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
       first = sample(started, i + 1);
       fds0 = openFds();
     }
+    if (cycles >= 200 && i + 1 >= warmup && (i + 1 - warmup) % FIT_EVERY === 0) readings.push(await leastOfThree(started, i + 1));
   }
   await settle();
   const last = sample(started, cycles);
@@ -58,6 +91,16 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
     trimmedRssMiB: change("trimmedRssMiB"),
     mallocInUseMiB: change("mallocInUseMiB"),
     fds: { afterWarmup: fds0, end: fds, growth: fds - fds0 },
+    fit:
+      readings.length >= 3
+        ? {
+            trimmedRssMiB: perThousand(fitLine(readings.map((r) => [r.ops, r.trimmedRssMiB]))),
+            mallocInUseMiB: perThousand(fitLine(readings.map((r) => [r.ops, r.mallocInUseMiB]))),
+            heapMiB: perThousand(fitLine(readings.map((r) => [r.ops, r.heapMiB]))),
+            fds: perThousand(fitLine(readings.map((r) => [r.ops, r.fds]))),
+            readings: readings.map((r) => ({ cycle: r.ops, trimmedRssMiB: round(r.trimmedRssMiB), mallocInUseMiB: round(r.mallocInUseMiB), heapMiB: round(r.heapMiB) })),
+          }
+        : undefined,
   };
 }
 

@@ -177,6 +177,10 @@ export const symbols = {
   // malloc_trim(pad): glibc returns the free memory it keeps to the system. The soak calls it
   // before a second RSS reading, so that what glibc retains is told apart from what is in use.
   malloc_trim: { lib: "c", args: ["usize"], result: "i32" },
+  // mallopt(param, value): the soak fixes glibc's mmap and trim thresholds in its own process
+  // (scripts/soak/allocator.ts), which otherwise rise with every large block freed and leave
+  // freed payloads resident, a step in RSS a leak figure cannot tell from growth.
+  mallopt: { lib: "c", args: ["i32", "i32"], result: "i32" },
   // malloc_info(options, FILE *): glibc's arena statistics as XML (memory taken from the system,
   // free chunks, mmapped blocks), written to a stream over an in-memory file (fdopen on a
   // memfd_create descriptor). The soak reads the bytes malloc has in use from it: a leak of

@@ -1,11 +1,14 @@
 /**
  * The soak's memory figures (scripts/soak/samples.ts): malloc's bytes in use, read from glibc's
- * malloc_info, follow what is malloc'd and freed; the RSS split by kind of mapping adds up.
+ * malloc_info, follow what is malloc'd and freed; the RSS split by kind of mapping adds up; the
+ * leak figure's line fit (scripts/soak/regression.ts) has the interval its verdict relies on.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openLibc } from "../../src/ffi/index.ts";
 import { mallocInUse, rssByMapping } from "../../scripts/soak/samples.ts";
+import { fitLine, t975, verdict } from "../../scripts/soak/regression.ts";
+import { seededRandom } from "../../scripts/soak/random.ts";
 
 const test = suite("soak samples");
 const MiB = 2 ** 20;
@@ -30,6 +33,31 @@ test("malloc in use grows by what is malloc'd (in arenas and mmapped) and comes 
 test("RSS by kind of mapping: the runtime's files and anonymous memory are resident", () => {
   const m = rssByMapping();
   assert.ok((m.files ?? 0) > 1 && (m.anonymous ?? 0) > 1, JSON.stringify(m));
+});
+
+test("the leak figure's fit: exact on a line, an interval that holds the true slope, wider for alike neighbours", () => {
+  const line = fitLine(Array.from({ length: 10 }, (_, i) => [i * 1000, 5 + 0.002 * i * 1000] as const))!;
+  assert.ok(Math.abs(line.slope - 0.002) < 1e-12 && line.stdErr < 1e-12, JSON.stringify(line));
+  assert.is(verdict(line, 0.003), "under");
+  assert.is(verdict(line, 0.001), "over");
+  assert.is(fitLine([[1, 1], [2, 2]]), undefined);
+  assert.is(verdict(undefined, 1), "too few readings");
+  assert.is(t975(1), 12.706);
+  assert.is(t975(30), 2.042);
+  assert.ok(Math.abs(t975(31) - 2.0395) < 0.002 && Math.abs(t975(1e6) - 1.96) < 0.001, `${t975(31)} ${t975(1e6)}`);
+  // Slope 1 with uniform noise of +-5 around it: the 95 % interval holds 1 in ~95 % of draws,
+  // and a bound far from 1 is judged on the right side.
+  const rand = seededRandom(3);
+  let held = 0;
+  for (let k = 0; k < 200; k++) {
+    const f = fitLine(Array.from({ length: 40 }, (_, i) => [i, i + (rand() - 0.5) * 10] as const))!;
+    if (f.low <= 1 && 1 <= f.high) held++;
+  }
+  assert.ok(held >= 180 && held <= 199, `interval held the slope in ${held} of 200 fits`);
+  // A slow wave (neighbours alike): the interval widens beyond the textbook one.
+  const wave = fitLine(Array.from({ length: 40 }, (_, i) => [i, 3 * Math.sin(i / 4)] as const))!;
+  assert.ok(wave.lag1 > 0.5 && wave.adjustedStdErr > 2 * wave.stdErr, JSON.stringify(wave));
+  assert.is(verdict(wave, 1e-6), "not resolved");
 });
 
 test.run();
