@@ -20,7 +20,7 @@ import { windowTrace } from "./window-trace.ts";
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
 const MAX = 4 << 20;
-const trace = windowTrace(`ucx-ts-${role}`);
+const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
 
 if (role === "server") {
   const buf = new Uint8Array(MAX);

@@ -16,7 +16,10 @@ const prefix = process.env.UCX_TS_BENCH_WINDOWS;
 
 type Sample = [endMs: number, cpuNs: number, waitNs: number, slices: number];
 
+/** `label` is prefixed with the runtime (node, deno, bun) in the file and the report. */
 export function windowTrace(label: string) {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown };
+  label = `${g.Bun ? "bun" : g.Deno ? "deno" : "node"}-${label}`;
   if (!prefix) return { mark: (_row: string) => {}, write: async () => {} };
   // Opened on the main thread: /proc/thread-self names this thread for the fd's lifetime.
   const fd = openSync("/proc/thread-self/schedstat", "r");
