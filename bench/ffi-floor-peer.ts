@@ -21,6 +21,7 @@ import { Context } from "../src/core/context.ts";
 import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
 import { rttResults } from "./rtt-tail.ts";
+import { windowTrace } from "./window-trace.ts";
 
 const [role, errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 300_000).unref?.();
@@ -141,6 +142,7 @@ const ep = (() => {
 
 // --- the measured loops ---------------------------------------------------------------------------
 const MAX = 4 << 20;
+const trace = windowTrace(`floor-${role}`);
 if (role === "server") {
   const buf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
@@ -158,7 +160,10 @@ if (role === "server") {
       break;
     }
     if (tag === 1) waitRequest(send(ep, buf.subarray(0, length), 2), "echo");
-    else if (tag === 4) waitRequest(send(ep, ack, 5), "ack");
+    else if (tag === 4) {
+      waitRequest(send(ep, ack, 5), "ack");
+      trace.mark("window");
+    }
   }
 } else {
   const plan = JSON.parse(planText) as { latency: [number, number][]; bandwidth: [number, number, number][] };
@@ -193,6 +198,7 @@ if (role === "server") {
       for (const s of sends) waitRequest(s, "window send");
       waitRequest(send(ep, ack, 4), "round end");
       finishRecv(a);
+      trace.mark(`bw/${size}`);
       bytes += size * window;
     }
     results.push({ kind: "bw_MBps", size, value: bytes / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
@@ -204,4 +210,5 @@ if (role === "server") {
   finishRecv(bye);
   process.stdout.write(JSON.stringify(results) + "\n");
 }
+await trace.write();
 process.exit(0);

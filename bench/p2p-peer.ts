@@ -10,15 +10,18 @@
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. UCX_TS_BENCH_FAULTS=<file>:
  * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
+ * UCX_TS_BENCH_WINDOWS=<prefix>: both sides' per-window evidence (bench/window-trace.ts).
  */
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { faultLog } from "./page-faults.ts";
 import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
+import { windowTrace } from "./window-trace.ts";
 
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
 const MAX = 4 << 20;
+const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
 
 if (role === "server") {
   const buf = new Uint8Array(MAX);
@@ -29,7 +32,10 @@ if (role === "server") {
     const { tag, length } = await wait(ep.recv(buf, 0, 0));
     if (tag === 9) break;
     if (tag === 1) await wait(ep.send(buf.subarray(0, length), 2));
-    else if (tag === 4) await wait(ep.send(ack, 5));
+    else if (tag === 4) {
+      await wait(ep.send(ack, 5));
+      trace.mark("send");
+    }
     else if (tag === 6) {
       // Windows ([count, size, rounds]): each taken with one recvMany, the next one posted before
       // the current one is acknowledged (two sets of buffers), as a receiver of a stream would.
@@ -43,6 +49,7 @@ if (role === "server") {
         faults.end("many", count);
         if (r + 1 < rounds) next = ep.recvMany(sets[(r + 1) % 2]!, 3);
         await wait(ep.send(ack, 5));
+        trace.mark("many");
       }
     } else if (tag === 8) {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
@@ -99,10 +106,12 @@ if (role === "server") {
       await wait(a);
     };
     await warmUp(rounds, round);
+    trace.mark("warm");
     let bytes = 0;
     const t0 = performance.now();
     for (let r = 0; r < rounds; r++) {
       await round();
+      trace.mark(`send/${size}`);
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
@@ -133,6 +142,7 @@ if (role === "server") {
     });
     let bytes = 0;
     let t0 = performance.now();
+    trace.mark("warm");
     await wait(ep.send(new Float64Array([window, size, rounds + WINDOW_WARMUP]), 6));
     for (let r = 0; r < rounds + WINDOW_WARMUP; r++) {
       if (r === WINDOW_WARMUP) {
@@ -142,6 +152,7 @@ if (role === "server") {
       const a = ep.recv(ack, 5);
       await wait(ep.sendMany(frames, 3));
       await wait(a);
+      trace.mark(`many/${size}`);
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
@@ -178,5 +189,6 @@ if (role === "server") {
   await wait(ep.flush()).catch(() => {});
   process.stdout.write(JSON.stringify(results) + "\n");
 }
+await trace.write();
 await worker.close();
 process.exit(0);

@@ -9,6 +9,9 @@
 //     its longest run: bench/rtt-tail.ts), nothing else
 //   --plan '<json>': this plan instead ({"latency":[[size,n]],"bandwidth":[[size,window,rounds]],
 //     "am":[[size,window,rounds]]}, lists may be empty), e.g. one mode question in one short run
+//   UCX_TS_BENCH_WINDOWS=<prefix>: both peers of the windowed rows (ucx-ts and FFI floor) write
+//     per-window times, main-thread CPU, run-queue wait and GC pauses (bench/window-trace.ts);
+//     `node bench/window-report.mjs <prefix>` says where the slow windows' time went
 //   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
 //     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
