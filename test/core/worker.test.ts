@@ -263,3 +263,35 @@ defaults("the default mode pays no thread hop per operation: thread with takeove
 });
 
 defaults.run();
+
+const hybridStart = suite("core/worker (hybrid: a new worker's first round trips)");
+
+hybridStart("a fresh pair's first round trips wake on UCX's event, not on the park's 1 s timeout", async () => {
+  // A worker created and used at once: its first parks come before its fd watcher thread could
+  // have started (0.1-1.6 s here). Every round trip must still end on UCX's event; one that
+  // waited for the park's timeout takes about 1 s (issue 21: 9 of 10 fresh pairs did).
+  const BOUND_MS = 400;
+  for (let round = 0; round < 2; round++) {
+    const create = () => Worker.create({ progressMode: "hybrid", errorHandling: "peer" });
+    const [a, b] = await Promise.all([create(), create()]);
+    try {
+      const slow: string[] = [];
+      let t = performance.now();
+      const ab = await a.connect(await b.address());
+      if (performance.now() - t > BOUND_MS) slow.push(`connect ${(performance.now() - t).toFixed(0)} ms`);
+      const into = new Uint8Array(8);
+      for (let i = 0; i < 20; i++) {
+        t = performance.now();
+        await Promise.all([b.recv(into, 7), ab.send(pattern(8, i), 7)]);
+        const ms = performance.now() - t;
+        if (ms > BOUND_MS) slow.push(`round trip ${i}: ${ms.toFixed(0)} ms`);
+        assert.ok(samePattern(into, i));
+      }
+      assert.equal(slow, [], `pair ${round}: ${slow.join(", ")}`);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }
+});
+
+hybridStart.run();

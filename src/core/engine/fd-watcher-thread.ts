@@ -3,7 +3,7 @@
  * sleeps until the application thread asks it to watch (it has armed the worker, so UCX's event
  * fd will turn readable on the next event), blocks in libc `poll` on that fd, then bumps the
  * EVENT word and wakes the application thread, which progresses UCX itself. Words of `state`:
- * WATCH (a request counter), EVENT (an event counter), STOP.
+ * WATCH (a request counter), EVENT (an event counter), STOP, READY.
  */
 import { workerData } from "../../ffi/thread.ts";
 import { ucx } from "../library.ts";
@@ -17,7 +17,11 @@ const pollfdAddress = u.addressOf(new Uint8Array(pollfd.buffer));
 pollfd.setInt32(0, fd, true);
 pollfd.setInt16(4, 1 /* POLLIN */, true);
 
-let served = Atomics.load(s, STATE.WATCH);
+// Every watch request counts, those made before this thread ran included: the counter starts
+// at 0. Reading it here instead took the requests of the start-up as served, and their parks
+// ran to the 1 s timeout (a new worker's first round trips, issue 21, 2026-11-26).
+let served = 0;
+Atomics.store(s, STATE.READY, 1);
 while (Atomics.load(s, STATE.STOP) === 0) {
   // Sleep until a new watch request (or stop).
   if (Atomics.load(s, STATE.WATCH) === served) {

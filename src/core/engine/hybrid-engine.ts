@@ -27,6 +27,15 @@ const YIELD_MS = 0.05;
  * driving UCX this long after its last completion too.
  */
 const LEARNT_SPIN_MAX_MS = 1;
+/** A park's timeout: a safety net only, every wake-up comes from the watcher or a submission. */
+const PARK_MS = 1000;
+/**
+ * A park's timeout while the watcher thread is still starting (0.1-1.6 s measured here, more
+ * from TypeScript sources under Node): nobody watches the fd yet, so the driver polls UCX at
+ * this pace instead. Without it a new worker's first round trips waited for the full park
+ * (issue 21). Not waiting for the thread in Worker.create keeps creation as fast as before.
+ */
+const STARTING_PARK_MS = 1;
 
 export class HybridEngine implements Engine {
   readonly mode = "hybrid" as const;
@@ -148,7 +157,8 @@ export class HybridEngine implements Engine {
         if (this.inner.arm() !== UCS_OK) continue;
         Atomics.add(this.state, STATE.WATCH, 1);
         Atomics.notify(this.state, STATE.WATCH);
-        const r = Atomics.waitAsync(this.state, STATE.EVENT, seen, 1000);
+        const watched = Atomics.load(this.state, STATE.READY) !== 0;
+        const r = Atomics.waitAsync(this.state, STATE.EVENT, seen, watched ? PARK_MS : STARTING_PARK_MS);
         if (r.async) {
           await new Promise<void>((resolve) => {
             this.unpark = resolve;

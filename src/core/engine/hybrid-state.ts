@@ -6,5 +6,7 @@ export const STATE = {
   EVENT: 1,
   /** Set to make the watcher return. */
   STOP: 2,
+  /** Set by the watcher once it serves watch requests (starting a thread takes 0.1-1.6 s). */
+  READY: 3,
 } as const;
 export const STATE_BYTES = 16;
