@@ -69,6 +69,16 @@ test("hybrid: the spin grows to cover short gaps between events (with a margin, 
   assert.is(p.spinMs, 1);
   p.eventAfter(5); // idleness: back to the base
   assert.is(p.spinMs, 0.1);
+  // On an oversubscribed host the bound is the busy one: a gap past it is idleness.
+  let busy = false;
+  const loadAware = new HybridSpinPolicy(0.1, 10, 1, () => busy);
+  loadAware.eventAfter(3); // quiet host: a 3 ms gap (two wake-ups) is learnt
+  assert.is(loadAware.spinMs, 3 * 1.5);
+  busy = true;
+  loadAware.eventAfter(0.9);
+  assert.is(loadAware.spinMs, 1);
+  loadAware.eventAfter(3); // busy host: the same gap resets to the base
+  assert.is(loadAware.spinMs, 0.1);
   const fixed = new HybridSpinPolicy(0.1, 0.1); // a budget the user chose: never learnt
   fixed.eventAfter(0.3);
   assert.is(fixed.spinMs, 0.1);

@@ -18,15 +18,24 @@ import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
 import { turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
+import { hostOversubscribed } from "./host-load.ts";
 
 const UCS_OK = 0;
 /** Longest stretch of spinning on microtasks before the event loop gets a turn. */
 const YIELD_MS = 0.05;
 /**
- * The longest spin the driver learns (hybrid-spin-policy.ts): thread mode's takeover keeps
- * driving UCX this long after its last completion too.
+ * The longest spin the driver learns (hybrid-spin-policy.ts), as thread mode's takeover learns
+ * its poll window up to 10 ms (takeover-poll-policy.ts). The gap it learns from runs until this
+ * thread is awake again, so it includes the wake-ups of both sides: with a bound of 1 ms, two
+ * peers whose wake-ups took ~1 ms each saw every gap past the bound, fell back to the base spin,
+ * parked again, and stayed so for thousands of round trips (2.5 ms each). Quiet 2-core VM,
+ * 2026-11-26 14:16-14:18, 10,000 8 B round trips, 3 alternated pairs, p99 us 1 ms -> 10 ms: Node
+ * 437, 239, 129 -> 124, 101, 131; Bun 980, 391, 715 -> 64, 71, 67 (longest run of slow round
+ * trips 27-55 -> 2-5).
  */
-const LEARNT_SPIN_MAX_MS = 1;
+const LEARNT_SPIN_MAX_MS = 10;
+/** The bound while the host is oversubscribed (host-load.ts): the old 1 ms. */
+const BUSY_LEARNT_SPIN_MAX_MS = 1;
 /** A park's timeout: a safety net only, every wake-up comes from the watcher or a submission. */
 const PARK_MS = 1000;
 /**
@@ -53,7 +62,7 @@ export class HybridEngine implements Engine {
     this.inner = new InlineEngine("polling", options, onCompletion);
     const base = options.spinMicroseconds / 1000;
     // A budget the user chose is used as it is; the default one learns (hybrid-spin-policy.ts).
-    this.spin = new HybridSpinPolicy(base, options.adaptiveSpin ? Math.max(base, LEARNT_SPIN_MAX_MS) : base);
+    this.spin = new HybridSpinPolicy(base, options.adaptiveSpin ? Math.max(base, LEARNT_SPIN_MAX_MS) : base, Math.max(base, BUSY_LEARNT_SPIN_MAX_MS), hostOversubscribed);
   }
 
   /** Start the watcher on UCX's event fd (the worker exists: the inner engine made it). */

@@ -23,6 +23,12 @@ export class HybridSpinPolicy {
   constructor(
     private readonly baseMs: number,
     private readonly maxMs: number,
+    /**
+     * The bound while the host is oversubscribed (host-load.ts): a long spin then takes the core
+     * the peer needs. Defaults to maxMs.
+     */
+    private readonly busyMaxMs: number = maxMs,
+    private readonly hostBusy: () => boolean = () => false,
   ) {
     this.budget = baseMs;
   }
@@ -35,6 +41,7 @@ export class HybridSpinPolicy {
   /** A park ended with an event (not a submission of ours) `gapMs` after the last event. */
   eventAfter(gapMs: number): void {
     if (this.maxMs <= this.baseMs) return;
-    this.budget = gapMs <= this.maxMs ? Math.min(this.maxMs, Math.max(this.baseMs, gapMs * MARGIN)) : this.baseMs;
+    const max = this.hostBusy() ? Math.min(this.maxMs, this.busyMaxMs) : this.maxMs;
+    this.budget = gapMs <= max ? Math.min(max, Math.max(this.baseMs, gapMs * MARGIN)) : this.baseMs;
   }
 }
