@@ -44,21 +44,34 @@ export function t975(dof: number): number {
   return z + (z ** 3 + z) / (4 * d) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * d * d);
 }
 
+/**
+ * The least-squares line of y over x: its slope, the means it passes through and the spread of x;
+ * undefined with no points or no spread in x. The one computation behind fitLine and the soak's
+ * plain slopes (samples.ts).
+ */
+export function leastSquares(points: readonly (readonly [number, number])[]): { slope: number; mx: number; my: number; sxx: number } | undefined {
+  const n = points.length;
+  if (n === 0) return undefined;
+  const mx = points.reduce((s, p) => s + p[0], 0) / n;
+  const my = points.reduce((s, p) => s + p[1], 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const [x, y] of points) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) ** 2;
+  }
+  return sxx === 0 ? undefined : { slope: sxy / sxx, mx, my, sxx };
+}
+
 /** The fit of y over x; undefined with fewer than three readings or no spread in x. */
 export function fitLine(points: readonly (readonly [number, number])[]): Fit | undefined {
   const n = points.length;
   if (n < 3) return undefined;
+  // Sorted by x: the residuals' lag-1 correlation below is between neighbours in x.
   const sorted = [...points].sort((a, b) => a[0] - b[0]);
-  const mx = sorted.reduce((s, p) => s + p[0], 0) / n;
-  const my = sorted.reduce((s, p) => s + p[1], 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (const [x, y] of sorted) {
-    sxy += (x - mx) * (y - my);
-    sxx += (x - mx) ** 2;
-  }
-  if (sxx === 0) return undefined;
-  const slope = sxy / sxx;
+  const line = leastSquares(sorted);
+  if (!line) return undefined;
+  const { slope, mx, my, sxx } = line;
   const residuals = sorted.map(([x, y]) => y - my - slope * (x - mx));
   const ssr = residuals.reduce((s, e) => s + e * e, 0);
   const stdErr = Math.sqrt(ssr / (n - 2) / sxx);

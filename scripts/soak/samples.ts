@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { openLibc, type Libc } from "../../src/ffi/index.ts";
+import { leastSquares } from "./regression.ts";
 
 export interface Sample {
   seconds: number;
@@ -176,17 +177,7 @@ export function anonymousGrowth(before: readonly Mapping[], after: readonly Mapp
 
 /** Slope of y over x by least squares; 0 with fewer than two distinct x. */
 export function slope(points: readonly [number, number][]): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p[0], 0) / n;
-  const my = points.reduce((s, p) => s + p[1], 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - mx) * (y - my);
-    den += (x - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
+  return leastSquares(points)?.slope ?? 0;
 }
 
 export interface Growth {
