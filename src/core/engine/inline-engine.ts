@@ -81,7 +81,7 @@ export class InlineEngine implements Engine {
     // Execute the ring's records (this one and any before it, in order) without progressing
     // UCX or delivering completions: no user code runs inside submit. Nested in a completion
     // handler, the ring is busy and the record waits for the next progress().
-    if (now && !this.stopped) this.submissions.consume((w) => this.executor.execute(this.submissions, w));
+    if (now && !this.stopped) this.submissions.consume(this.executeRecord);
   }
 
   /** The ring handlers, made once: a closure made per call was garbage on every idle round. */
