@@ -6,7 +6,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
-import { openLibc, type Libc } from "../../src/ffi/index.ts";
+import v8 from "node:v8";
+import { openLibc, runtime, type Libc } from "../../src/ffi/index.ts";
 import { leastSquares } from "./regression.ts";
 
 export interface Sample {
@@ -30,6 +31,16 @@ export interface Sample {
   /** The JS heap in use, and ArrayBuffer memory outside it: what of RSS the runtime accounts for. */
   heapMiB: number;
   arrayBuffersMiB: number;
+  /**
+   * The JS engine's heap pages that are resident but hold no live object (V8's physical heap size
+   * less its used size): the young generation's semi-spaces and the old spaces' free pages, which
+   * V8 grows and gives back by its own heuristics, by up to ~30 MiB on Node 20 (two semi-spaces of
+   * up to 16 MiB each) whatever the application does. 0 where the runtime does not say (Bun's
+   * JavaScriptCore has no such split).
+   */
+  v8FreeMiB: number;
+  /** RSS after the trim less `v8FreeMiB`: what a leak of native or live JS memory grows. */
+  rssLessV8FreeMiB: number;
   fds: number;
 }
 
@@ -55,13 +66,60 @@ function collect(): void {
 
 let libc: Libc | undefined;
 
+/**
+ * V8's resident-but-unused heap in bytes: `total_physical_size` (the pages each space has touched,
+ * from-space included) less `used_heap_size`. 0 under Bun (its node:v8 gives JavaScriptCore
+ * figures in which the "physical size" is a peak of malloc'd memory, 27 MiB against 0.26 MiB used in
+ * an empty process) or where node:v8 cannot say.
+ */
+export function v8FreeBytes(): number {
+  if (runtime === "bun") return 0;
+  try {
+    const h = v8.getHeapStatistics();
+    const free = h.total_physical_size - h.used_heap_size;
+    return Number.isFinite(free) && free > 0 && h.total_physical_size > 0 ? free : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The size V8 gives its young generation now (new space, both semi-spaces), MiB; undefined under
+ * Bun (JavaScriptCore has no semi-spaces) or where node:v8 cannot say. V8 grows it from 1 to 16
+ * MiB a semi-space under allocation and shrinks it when allocation slows: the soak's at-rest RSS
+ * moved by 10-20 MiB with it (2026-11-26), which `npm run soak` prevents by fixing it
+ * (`--min-semi-space-size=1 --max-semi-space-size=1`); the report shows it at the first and last
+ * reading.
+ */
+export function newSpaceMiB(): number | undefined {
+  if (runtime === "bun") return undefined;
+  try {
+    const s = v8.getHeapSpaceStatistics().find((x) => x.space_name === "new_space");
+    return s ? round(s.space_size / 2 ** 20) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function sample(started: number, ops: number): Sample {
   collect();
   const m = process.memoryUsage();
   (libc ??= openLibc()).malloc_trim(0);
   const trimmedRssMiB = process.memoryUsage.rss() / 2 ** 20;
+  const v8FreeMiB = v8FreeBytes() / 2 ** 20;
   const mallocInUseMiB = mallocInUse(libc) / 2 ** 20;
-  return { seconds: (Date.now() - started) / 1000, ops, rssMiB: m.rss / 2 ** 20, trimmedRssMiB, mallocInUseMiB, heapMiB: m.heapUsed / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, fds: openFds() };
+  return {
+    seconds: (Date.now() - started) / 1000,
+    ops,
+    rssMiB: m.rss / 2 ** 20,
+    trimmedRssMiB,
+    mallocInUseMiB,
+    heapMiB: m.heapUsed / 2 ** 20,
+    arrayBuffersMiB: m.arrayBuffers / 2 ** 20,
+    v8FreeMiB,
+    rssLessV8FreeMiB: trimmedRssMiB - v8FreeMiB,
+    fds: openFds(),
+  };
 }
 
 /**
@@ -79,7 +137,8 @@ export async function leastOfThree(started: number, ops: number, pause: () => Pr
     readings.push(sample(started, ops));
   }
   const last = readings[readings.length - 1]!;
-  return { ...last, trimmedRssMiB: Math.min(...readings.map((r) => r.trimmedRssMiB)), mallocInUseMiB: Math.min(...readings.map((r) => r.mallocInUseMiB)), fds: Math.min(...readings.map((r) => r.fds)) };
+  const least = (k: "trimmedRssMiB" | "mallocInUseMiB" | "rssLessV8FreeMiB" | "fds") => Math.min(...readings.map((r) => r[k]));
+  return { ...last, trimmedRssMiB: least("trimmedRssMiB"), mallocInUseMiB: least("mallocInUseMiB"), rssLessV8FreeMiB: least("rssLessV8FreeMiB"), fds: least("fds") };
 }
 
 /**
