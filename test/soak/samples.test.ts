@@ -24,9 +24,11 @@ test("malloc in use grows by what is malloc'd (in arenas and mmapped) and comes 
   const held = mallocInUse(c) - before;
   for (const p of blocks) c.free(p);
   const after = mallocInUse(c) - before;
-  // The runtime's other threads (Node's platform workers, the loader's) malloc meanwhile: 1.8 MiB
-  // more was seen once under load, so the bounds leave them 4 MiB either way.
-  assert.ok(held >= 32 * MiB && held < 36 * MiB, `32 MiB malloc'd, in use grew by ${held / MiB} MiB`);
+  // The runtime's other threads (Node's platform workers, the loader's) malloc and free meanwhile:
+  // 1.8 MiB more was seen once under load, and 4 KiB less than the 32 MiB (31.996: another thread
+  // freed while the blocks were held) in 2 of 8 runs when the lower bound was 32 MiB itself. So the
+  // bounds leave them 4 MiB either way; either kind of block going uncounted (16 MiB) still fails.
+  assert.ok(held > 28 * MiB && held < 36 * MiB, `32 MiB malloc'd, in use grew by ${held / MiB} MiB`);
   assert.ok(held - after > 28 * MiB && held - after < 36 * MiB, `32 MiB freed, in use fell by ${(held - after) / MiB} MiB`);
 });
 
