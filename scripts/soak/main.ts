@@ -109,6 +109,8 @@ const stats = {
   unexpected: {} as Record<string, number>,
   firstUnexpected: [] as string[],
   connections: 0,
+  /** Milliseconds from each peer's SIGKILL to its endpoint's failure being reported (onError). */
+  killSeenMs: [] as number[],
 };
 const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 
@@ -188,6 +190,9 @@ function spawnPeer(slot: Slot): void {
   }
 }
 
+/** When each connection's peer was killed: how long the library takes to report it. */
+const killedAt = new WeakMap<Connection, number>();
+
 async function onConnection(ep: Endpoint): Promise<void> {
   try {
     const buf = new Uint8Array(4096);
@@ -204,7 +209,11 @@ async function onConnection(ep: Endpoint): Promise<void> {
     // "Peer failure") so that receives on it still take that path. Left open, each killed peer
     // kept ~15 KiB of JS heap and three sockets' objects for good: the JS heap's +0.49 MiB per
     // 100k operations of the 10-minute soak (heap snapshots, 2026-11-26).
-    ep.onError = () => void setTimeout(() => void ep.close({ force: true }).catch(() => {}), 1000);
+    const conn = slot.conn;
+    ep.onError = () => {
+      if (conn.faulted === "peer killed" && killedAt.has(conn)) stats.killSeenMs.push(Date.now() - killedAt.get(conn)!);
+      setTimeout(() => void ep.close({ force: true }).catch(() => {}), 1000);
+    };
     stats.connections++;
   } catch (e) {
     // A peer killed while introducing itself.
@@ -329,6 +338,7 @@ async function faults(): Promise<void> {
       bump(stats.faults, "peer killed");
       if (conn) conn.faulted = "peer killed";
       slot.conn = undefined;
+      killedAt.set(conn, Date.now());
       slot.child.kill("SIGKILL");
       spawnPeer(slot);
     }
@@ -471,6 +481,13 @@ const youngGeneration =
   newSpace.length === 0
     ? "not reported by this runtime"
     : `V8 new space ${Math.min(...newSpace)}-${Math.max(...newSpace)} MiB over the at-rest readings (${youngGenerationFlags.join(" ") || "V8's own sizing: it grows and shrinks, and RSS with it"})`;
+function killSeenText(): string {
+  const t = [...stats.killSeenMs].sort((a, b) => a - b);
+  const kills = stats.faults["peer killed"] ?? 0;
+  if (t.length === 0) return kills > 0 ? `none of ${kills} killed peers' endpoints reported failed` : "no peer killed";
+  const q = (f: number) => t[Math.min(t.length - 1, Math.floor(f * t.length))];
+  return `${t.length} of ${kills} killed peers' endpoints reported failed (onError), after ${q(0.5)} ms (median), ${q(0.9)} ms (90th percentile), ${t.at(-1)} ms (max)`;
+}
 const lines = [
   `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
   `allocator         ${allocator}`,
@@ -479,6 +496,7 @@ const lines = [
   `bytes verified    ${stats.bytesVerified} (${round(stats.bytesVerified / 2 ** 30)} GiB)`,
   `connections       ${stats.connections}`,
   `faults injected   ${Object.entries(stats.faults).map(([k, v]) => `${k} ${v}`).join(", ")}`,
+  `kills seen        ${killSeenText()}`,
   `errors, expected  ${Object.entries(stats.expected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
   `errors, UNEXPECTED ${Object.entries(stats.unexpected).map(([k, v]) => `${k} ${v}`).join("; ") || "none"}`,
   ...stats.firstUnexpected.map((m) => `  ${m}`),
