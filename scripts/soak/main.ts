@@ -459,6 +459,11 @@ const verdictText = (f: ReturnType<typeof per100kFit> | undefined) =>
       : f.verdict === "over"
         ? `OVER ${TARGET_MIB_PER_100K} MiB per 100k ops (the whole 95 % interval is)`
         : `not resolved: the 95 % interval includes ${TARGET_MIB_PER_100K} MiB per 100k ops (more operations or steadier readings needed)`;
+/** Each kind of mapping's line through the at-rest readings, per 100k ops: which one RSS's growth lies in. */
+const mappingSlopes = Object.keys(rests[0]?.byMapping ?? {}).map((k) => {
+  const f = fitLine(rests.map((r) => [r.sample.ops, r.byMapping[k] ?? 0] as const));
+  return f ? `${k} ${f.slope >= 0 ? "+" : ""}${round(f.slope * 1e5)} ± ${round(f.adjustedStdErr * 1e5)}` : `${k} ?`;
+});
 const restMappings = rests[0]?.byMapping ?? {};
 const woundMappings = woundPoint.byMapping;
 const anonymousGrew = rests[0] ? anonymousGrowth(rests[0].mappings, woundPoint.mappings) : [];
@@ -511,6 +516,7 @@ const lines = [
   `at rest, end to end ${atRest.startMiB} -> ${atRest.endMiB} MiB: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
   `at rest, readings (ops/RSS/V8 free heap MiB) ${atRest.readings.map((r) => `${r.ops}/${r.rssMiB}/${r.v8FreeMiB}`).join(" ")}`,
   `at rest by mapping (MiB) ${Object.keys(woundMappings).map((k) => `${k} ${restMappings[k] ?? "?"} -> ${woundMappings[k]}`).join(", ")}`,
+  `at rest by mapping, growth per 100k ops ${mappingSlopes.join(", ") || "?"}`,
   `anonymous mappings grown most ${anonymousGrew.join("; ") || "none by 256 KiB"}`,
   `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,

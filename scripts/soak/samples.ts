@@ -180,8 +180,14 @@ export function parseMallocInfo(xml: string): number {
  * points, to say which kind moved when RSS did. Empty where smaps cannot be read.
  */
 export function rssByMapping(): Record<string, number> {
-  const kib: Record<string, number> = { brk: 0, anonymous: 0, shared: 0, files: 0 };
-  for (const m of mappings()) kib[m.kind]! += m.rssKiB;
+  const kib: Record<string, number> = { brk: 0, anonymous: 0, shared: 0, files: 0, anonymous256KiB: 0 };
+  for (const m of mappings()) {
+    kib[m.kind]! += m.rssKiB;
+    // Of the anonymous memory, the mappings of exactly 256 KiB: the size of a V8 heap page on
+    // Node 20 (a page is mapped on its own; neighbours with the same protection merge, so not all
+    // of them). Which allocator's memory moved: V8's pages, or malloc's arenas and UCX's mmaps.
+    if (m.kind === "anonymous" && m.sizeKiB === 256) kib.anonymous256KiB! += m.rssKiB;
+  }
   const out = Object.fromEntries(Object.entries(kib).map(([k, v]) => [k, round(v / 1024)]));
   // Of the anonymous memory, the pages the JS engine has committed for its heap (used or not).
   out.jsHeapCommitted = round(process.memoryUsage().heapTotal / 2 ** 20);
