@@ -206,9 +206,10 @@ async function onConnection(ep: Endpoint): Promise<void> {
     // A failed endpoint (its peer killed) stays in the worker, with UCX's endpoint, its error, its
     // receive drain and hello link, until it is closed: as an application must, the soak closes
     // it once the failure is reported, after the library's drain window (~0.5 s: docs/guide.md,
-    // "Peer failure") so that receives on it still take that path. Left open, each killed peer
-    // kept ~15 KiB of JS heap and three sockets' objects for good: the JS heap's +0.49 MiB per
-    // 100k operations of the 10-minute soak (heap snapshots, 2026-11-26).
+    // "Peer failure") so that receives on it still take that path. Left open, each killed peer's
+    // endpoint stayed in the worker's table for good with its error, receive drain, AM inbox and
+    // hello link's socket objects (a few KiB of JS heap; heap snapshots, 2026-11-26: 8 endpoints
+    // held after 100 s, 2 of them live), and UCX's endpoint with it.
     const conn = slot.conn;
     ep.onError = () => {
       if (conn.faulted === "peer killed" && killedAt.has(conn)) stats.killSeenMs.push(Date.now() - killedAt.get(conn)!);
