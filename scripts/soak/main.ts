@@ -266,7 +266,7 @@ interface RestPoint {
 const rests: RestPoint[] = [];
 async function restPoint(keepMappings: boolean): Promise<RestPoint> {
   const s = await leastOfThree(started, stats.ops, () => new Promise((r) => setTimeout(r, 50)));
-  // Where the RSS lies at every reading (five figures): which kind of memory moved when RSS did.
+  // Where the RSS lies at every reading (a few figures): which kind of memory moved when RSS did.
   return { sample: s, newSpaceMiB: newSpaceMiB(), byMapping: rssByMapping(), mappings: keepMappings ? mappings() : [] };
 }
 
