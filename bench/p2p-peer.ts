@@ -11,17 +11,46 @@
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. UCX_TS_BENCH_FAULTS=<file>:
  * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
  * UCX_TS_BENCH_WINDOWS=<prefix>: both sides' per-window evidence (bench/window-trace.ts).
+ * UCX_TS_PROFILE=1 with UCX_TS_BENCH_PROFILE=<prefix>: both sides' phases and C calls over the
+ * timed windows of the sendMany row, written to <prefix>.<runtime>-<mode>-<role>.json
+ * (bench/window-cost.mjs runs the pairs and prints them per message).
  */
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { faultLog } from "./page-faults.ts";
 import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
 import { windowTrace } from "./window-trace.ts";
+import { writeFileSync } from "node:fs";
 
 type Window = [size: number, window: number, rounds: number];
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
 const MAX = 4 << 20;
 const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
+/** UCX_TS_BENCH_PROFILE (with UCX_TS_PROFILE=1): the sendMany row's timed windows, per side. */
+const windowProfile = (() => {
+  const prefix = process.env.UCX_TS_BENCH_PROFILE;
+  const on = PROFILING && !!prefix;
+  let t0 = 0;
+  let cpu0 = 0;
+  let written = false;
+  const rt = (globalThis as { Bun?: unknown; Deno?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
+  return {
+    start() {
+      if (!on || written) return;
+      resetProfile();
+      t0 = performance.now();
+      cpu0 = process.cpuUsage().user + process.cpuUsage().system;
+    },
+    /** Only the first sendMany row of a run is written (the plan's 8 B one). */
+    write(side: string, size: number, messages: number) {
+      if (!on || t0 === 0) return;
+      const c = process.cpuUsage();
+      const file = `${prefix}.${rt}-${process.argv[3]}-${side}.json`;
+      writeFileSync(file, JSON.stringify({ side, size, messages, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, ...profileSnapshot() }));
+      written = true;
+    },
+  };
+})();
 
 if (role === "server") {
   const buf = new Uint8Array(MAX);
@@ -40,10 +69,13 @@ if (role === "server") {
       // Windows ([count, size, rounds]): each taken with one recvMany, the next one posted before
       // the current one is acknowledged (two sets of buffers), as a receiver of a stream would.
       const [count, size, rounds] = new Float64Array(buf.buffer, 0, 3) as unknown as [number, number, number];
+      // The timed announcement says from which window on the client times (a 4th f64).
+      const profileFrom = length >= 32 ? new Float64Array(buf.buffer, 24, 1)[0]! : -1;
       if (2 * count * size > windowBuf.length) windowBuf = new Uint8Array(2 * count * size).fill(1); // pages touched: no first-touch faults in the timed rounds
       const sets = [0, 1].map((k) => Array.from({ length: count }, (_, i) => windowBuf.subarray((k * count + i) * size, (k * count + i + 1) * size)));
       let next = ep.recvMany(sets[0]!, 3);
       for (let r = 0; r < rounds; r++) {
+        if (r === profileFrom) windowProfile.start();
         faults.start();
         await wait(next);
         faults.end("many", count);
@@ -51,6 +83,7 @@ if (role === "server") {
         await wait(ep.send(ack, 5));
         trace.mark("many");
       }
+      if (profileFrom >= 0) windowProfile.write("server", size, count * (rounds - profileFrom));
     } else if (tag === 8) {
       const count = new Float64Array(buf.buffer, 0, 1)[0]!;
       // Each message given back once read (AmMessage.release): later ones reuse its memory.
@@ -143,11 +176,12 @@ if (role === "server") {
     let bytes = 0;
     let t0 = performance.now();
     trace.mark("warm");
-    await wait(ep.send(new Float64Array([window, size, rounds + WINDOW_WARMUP]), 6));
+    await wait(ep.send(new Float64Array([window, size, rounds + WINDOW_WARMUP, WINDOW_WARMUP]), 6));
     for (let r = 0; r < rounds + WINDOW_WARMUP; r++) {
       if (r === WINDOW_WARMUP) {
         t0 = performance.now();
         bytes = 0;
+        windowProfile.start();
       }
       const a = ep.recv(ack, 5);
       await wait(ep.sendMany(frames, 3));
@@ -156,6 +190,7 @@ if (role === "server") {
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
+    windowProfile.write("client", size, rounds * window);
     results.push({ kind: "bw_many_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   // Active messages (UCXX's format, AM id 0): `window` amSends in flight, the server takes each
@@ -178,8 +213,10 @@ if (role === "server") {
     for (let r = 0, until = performance.now() + 1000; r < rounds && performance.now() < until; r++) await round();
     let bytes = 0;
     const t0 = performance.now();
+    trace.mark("warm");
     for (let r = 0; r < rounds; r++) {
       await round();
+      trace.mark(`am/${size}`);
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;

@@ -19,6 +19,7 @@ import { UcxError } from "../errors.ts";
 import { turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
 import { hostOversubscribed } from "./host-load.ts";
+import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
 
 const UCS_OK = 0;
 /** Longest stretch of spinning on microtasks before the event loop gets a turn. */
@@ -136,6 +137,8 @@ export class HybridEngine implements Engine {
 
   private async drive(): Promise<void> {
     let lastWork = performance.now();
+    /** No arm before this (a BUSY arm just now: see ARM_BUSY_BACKOFF_MS). */
+    let armAfter = 0;
     try {
       // The loop runs as long as the worker is open, active or not: an idle worker must still
       // answer what comes unasked (wire-up from a peer connecting to it, emulated RMA, a peer's
@@ -157,13 +160,17 @@ export class HybridEngine implements Engine {
         }
         // Spin after any event, busy or not: a request just finished is often followed by the
         // next one (an echo server between a receive and its reply).
-        if (performance.now() - lastWork < this.spin.spinMs) {
+        const now = performance.now();
+        if (now - lastWork < this.spin.spinMs || now < armAfter) {
           await undefined;
           continue;
         }
         // Idle past the budget: arm (UCS_OK means nothing is pending) and park until the
         // watcher sees the fd turn readable, or a submission kicks us.
-        if (this.inner.arm() !== UCS_OK) continue;
+        if (this.inner.arm() !== UCS_OK) {
+          armAfter = now + ARM_BUSY_BACKOFF_MS;
+          continue;
+        }
         Atomics.add(this.state, STATE.WATCH, 1);
         Atomics.notify(this.state, STATE.WATCH);
         const watched = Atomics.load(this.state, STATE.READY) !== 0;
@@ -175,10 +182,10 @@ export class HybridEngine implements Engine {
           });
           this.unpark = undefined;
         }
-        const now = performance.now();
+        const woken = performance.now();
         // Woken by UCX's event (not by a submission of ours): how far it came after the last one.
-        if (Atomics.load(this.state, STATE.EVENT) !== seen) this.spin.eventAfter(now - lastWork);
-        lastWork = now;
+        if (Atomics.load(this.state, STATE.EVENT) !== seen) this.spin.eventAfter(woken - lastWork);
+        lastWork = woken;
       }
     } finally {
       this.driving = false;

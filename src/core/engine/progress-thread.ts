@@ -24,6 +24,7 @@ import { UcxError } from "../errors.ts";
 import { CompletionWriter } from "./completion-writer.ts";
 import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
+import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
 import { ucx } from "../library.ts";
 import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, Ring, SIGNALERS, WORKER_GOING } from "./ring.ts";
@@ -154,6 +155,8 @@ async function run(): Promise<void> {
   const takeSubmissions = port ? takeMessages : () => submissions.consume(fromRing);
   const nothingQueued = port ? () => true : () => submissions.size === 0;
 
+  /** No arm before this: the last one found UCX busy (see ARM_BUSY_BACKOFF_MS). */
+  let armAfter = 0;
   for (;;) {
     // The process is exiting with this worker still open: leave UCX to the OS and return, so
     // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
@@ -190,7 +193,10 @@ async function run(): Promise<void> {
       spin.worked(performance.now(), appActive());
       continue;
     }
-    if (spin.idle(performance.now(), appActive())) continue;
+    const now = performance.now();
+    if (spin.idle(now, appActive())) continue;
+    // UCX said busy at the last arm: progress a while before arming again (ARM_BUSY_BACKOFF_MS).
+    if (now < armAfter) continue;
 
     // Idle: announce the sleep, then re-check the ring, then arm; any of the three seeing work
     // keeps us awake.
@@ -199,9 +205,11 @@ async function run(): Promise<void> {
       Atomics.store(sub, CONSUMER_SLEEPING, 0);
       continue;
     }
-    if (nothingQueued() && !(takeover && mayLend(takeover)) && executor.arm() === UCS_OK) {
-      executor.wait();
-      spin.woke(performance.now());
+    if (nothingQueued() && !(takeover && mayLend(takeover))) {
+      if (executor.arm() === UCS_OK) {
+        executor.wait();
+        spin.woke(performance.now());
+      } else armAfter = now + ARM_BUSY_BACKOFF_MS;
     }
     Atomics.store(sub, CONSUMER_SLEEPING, 0);
   }
