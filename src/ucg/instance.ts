@@ -103,8 +103,9 @@ export class PlanInstance {
         if (!op) throw new UcxError("UCX_TS_INVALID_ARGUMENT", "a reduce phase needs an op");
         const target = typed(p.target);
         const source = typed(p.source);
+        const operand = p.operand ? typed(p.operand) : target;
         const combine = op.combine;
-        return p.sourceFirst ? () => combine(source, target, target) : () => combine(target, source, target);
+        return p.sourceFirst ? () => combine(source, operand, target) : () => combine(operand, source, target);
       }
       throw new Error(`phase ${p.type} is not local`);
     };
