@@ -174,18 +174,22 @@ export class Endpoint {
    * which ran a progress round inside the post and then a second loop beside the caller's), and
    * a send that fits a submission record goes inline whatever the cost tables say (SendPath
    * `preferEarly`) and calls `done` now (its bytes are copied), rather than after its completion
-   * came back through progress and a microtask. Others call `done` / `failed` when their
-   * Promise settles.
+   * came back through progress and a microtask. Others call `done` inside the progress call
+   * that delivers their completion, and `failed` when their Promise rejects.
    */
   postSend(bytes: Uint8Array, tag: Tag, done: () => void, failed: (e: unknown) => void): void {
     const refused = this.refusal();
     // Refused: reported a microtask later, never inside the caller's posting loop.
     if (refused) return void refused.then(done, failed);
     const [tagLo, tagHi] = this.sendTagWords(tag);
-    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true);
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true, done);
     this.worker.ownRequest(r.id, this);
+    // A send that did not resolve at once (a large one) reports success through `done` from
+    // inside the progress call that completes it, as a plan's receive does (a step polling
+    // synchronously sees it there; through the Promise it waited out the whole poll budget);
+    // its failure still comes through the Promise.
     if (r.early) done();
-    else r.promise.then(done, failed);
+    else r.promise.catch(failed);
   }
 
   /**

@@ -5,7 +5,10 @@
  *    later send phase sends again is *forwarded* without a copy: the send reads the region the
  *    receive filled, as the seed's "recv then send" case asks),
  *  - reduce: target = source (op) target, or target (op) source (operand order matters for
- *    non-commutative ops: the lower ranks' data always goes on the left),
+ *    non-commutative ops: the lower ranks' data always goes on the left); with an `operand`
+ *    region, that region stands in for target on the right-hand side (target = source (op)
+ *    operand): a plan reduces the caller's send buffer straight into the result, without first
+ *    copying the whole vector into it,
  *  - copy: a local move between buffers (rotations, packing).
  * There is no RECV_THEN_SEND type (the seed forbids the combination): a forward is a recv phase
  * in one step and a send phase of the same region in the next.
@@ -25,7 +28,7 @@ export interface Region {
 export type Phase =
   | { readonly type: "send"; readonly peer: number; readonly region: Region }
   | { readonly type: "recv"; readonly peer: number; readonly region: Region }
-  | { readonly type: "reduce"; readonly target: Region; readonly source: Region; readonly sourceFirst: boolean }
+  | { readonly type: "reduce"; readonly target: Region; readonly source: Region; readonly sourceFirst: boolean; readonly operand?: Region }
   | { readonly type: "copy"; readonly target: Region; readonly source: Region };
 
 /**
@@ -53,5 +56,6 @@ export class StepBuilder {
 
 export const send = (peer: number, r: Region): Phase => ({ type: "send", peer, region: r });
 export const recv = (peer: number, r: Region): Phase => ({ type: "recv", peer, region: r });
-export const reduce = (target: Region, source: Region, sourceFirst: boolean): Phase => ({ type: "reduce", target, source, sourceFirst });
+export const reduce = (target: Region, source: Region, sourceFirst: boolean, operand?: Region): Phase =>
+  operand ? { type: "reduce", target, source, sourceFirst, operand } : { type: "reduce", target, source, sourceFirst };
 export const copy = (target: Region, source: Region): Phase => ({ type: "copy", target, source });

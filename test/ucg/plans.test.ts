@@ -2,7 +2,7 @@
  * Every plan template at every member count 1..9 (k-nomial radix 2, 3, 4; DBT segment sizes; SRA radix 2, 4, 8; sliding-window windows and chunks), simulated in one
  * process (helpers/ucg-simulation.ts), against the sequential reference: roots at 0, the middle
  * and the last rank, counts 0, 1, below and above the member count, a non-commutative user op
- * in the plans that take one.
+ * in the plans that take one; allreduce plans also in place (the result in the send buffer).
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -38,6 +38,11 @@ for (const template of PLAN_TEMPLATES) {
               const problem = await simulate(template, c, size, tunables);
               assert.is(problem, undefined, `${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}: ${problem}`);
               checked++;
+              // In place (recv = send): plans that read the send buffer after writing the result (ring, SRA) must not lose a block.
+              if (template.coll === "allreduce") {
+                const inPlace = await simulate(template, c, size, tunables, { inPlace: true });
+                assert.is(inPlace, undefined, `in place: ${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}: ${inPlace}`);
+              }
             }
           }
         }

@@ -83,6 +83,14 @@ export class SendPath {
      * the cost tables say of one message alone.
      */
     preferEarly = false,
+    /**
+     * Called from inside the progress call that delivers a successful completion of a send that
+     * did not resolve early (zcopy, zcopy-reg), before its Promise settles: a caller polling
+     * synchronously for its step (a collective's large send) sees the send done in that poll,
+     * where the Promise would only settle a microtask after the poll loop gives up. Failures
+     * still reject the Promise only.
+     */
+    onDone?: () => void,
   ): { id: number; promise: Promise<void>; early?: boolean } {
     const length = bytes.length;
     const protocol = preferEarly && length <= this.selector.limits.inlineCapacity && this.selector.configuration.force[operation] === undefined ? "inline" : this.selector.select(operation, length);
@@ -103,12 +111,15 @@ export class SendPath {
         this.counts["zcopy-reg"]++;
         const s = submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: memory });
         // The completion gives the registration back (a refused submission completes at once).
-        const r = this.host.request(s, bytes, what, () => this.registrations.release(memory));
+        const r = this.host.request(s, bytes, what, (_id, status) => {
+          this.registrations.release(memory);
+          if (status === UCS_OK) onDone?.();
+        });
         return { id: r.id, promise: this.host.holdMemory(bytes, r.promise) };
       }
     }
     this.counts.zcopy++;
-    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what);
+    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what, onDone && ((_id, status) => status === UCS_OK && onDone()));
   }
 
   /**
