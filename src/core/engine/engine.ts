@@ -72,6 +72,12 @@ export interface Engine {
   readonly backlog: number;
   /** Polling/blocking: run UCX once and deliver completions. Thread: deliver completions. */
   progress(): number;
+  /**
+   * Polling/blocking/hybrid: progress() without calling UCX's progress: execute the queued
+   * submissions and deliver the completions already written (a driver's turns right after a
+   * round that delivered, see event-loop.ts SETTLE_TURNS). Thread mode: progress().
+   */
+  settle(): number;
   /** Blocking mode: sleep until UCX has an event (or `timeoutMs` passes), then progress. */
   wait(timeoutMs?: number): number;
   /** Thread mode: keep delivering completions while work is outstanding (`active` true). */

@@ -12,6 +12,19 @@
  * microtask queue empties at once.
  */
 let lastTurn = performance.now();
+
+/**
+ * Microtask turns a driver loop (polling, hybrid, thread mode's takeover) gives the application
+ * after a round that delivered completions, before it calls ucp_worker_progress again; in those
+ * turns it only executes submissions and delivers (Engine.settle). The code a completion resumes
+ * (an echo server's reply) runs a few microtasks later: `ep.recv` settles through an async
+ * wrapper, `Promise.all` and `Promise.race` add one each. A loop that awaited one turn called
+ * UCX first, and over tcp that is an epoll_wait system call (~1-3 us on this VM) between every
+ * received message and the reply it caused, on both sides of a round trip (strace of two
+ * polling peers, 2026-11-26: recvfrom, epoll_wait, sendto). Shared memory progress costs ~0.1 us,
+ * so there the turns cost about what they save.
+ */
+export const SETTLE_TURNS = 6;
 let pending: Promise<void> | undefined;
 
 /** True when a loop that last yielded `intervalMs` ago should yield now (or a turn is under way). */

@@ -16,7 +16,7 @@ import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
 import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
-import { turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
 import { hostOversubscribed } from "./host-load.ts";
 import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
@@ -90,6 +90,10 @@ export class HybridEngine implements Engine {
     return this.inner.progress();
   }
 
+  settle(): number {
+    return this.inner.settle();
+  }
+
   wait(): number {
     throw new UcxError("UCX_TS_INVALID_ARGUMENT", "wait() is for the blocking progress mode; in hybrid mode just await");
   }
@@ -147,7 +151,12 @@ export class HybridEngine implements Engine {
         const seen = Atomics.load(this.state, STATE.EVENT);
         if (this.inner.progress() > 0) {
           lastWork = performance.now();
-          await undefined; // settle what completed before going on
+          // Settle what completed before going on: the code it resumes may post the next
+          // operation (an echo's reply) a few microtasks later, before UCX is called again.
+          for (let turns = SETTLE_TURNS; turns > 0 && !this.stopped; turns--) {
+            await undefined;
+            if (this.inner.settle() > 0) turns = SETTLE_TURNS + 1;
+          }
           continue;
         }
         if (turnDue(YIELD_MS)) {

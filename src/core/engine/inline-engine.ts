@@ -102,6 +102,16 @@ export class InlineEngine implements Engine {
     return n + this.deliver();
   }
 
+  /** The submissions and deliveries of progress(), without UCX's progress (Engine.settle). */
+  settle(): number {
+    if (this.stopped) return 0;
+    let n = 0;
+    do {
+      n += this.submissions.consume(this.executeRecord);
+    } while (this.writer.flush() > 0);
+    return n + this.deliver();
+  }
+
   private deliver(): number {
     // Loop while records keep coming (the backlog refills the ring). A nested call from inside
     // a completion handler consumes nothing (the ring is busy) and returns: the outer loop

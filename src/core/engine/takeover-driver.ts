@@ -64,12 +64,16 @@ export class TakeoverDriver {
     this.slotsAddress = u.addressOf(submissions.u8);
   }
 
-  /** One round; the caller holds the token (APP). Returns completions written. */
-  round(): number {
+  /**
+   * One round; the caller holds the token (APP). Returns completions written. `progressUcx`
+   * false: execute and check without calling ucp_worker_progress (the settle turns after a
+   * delivery, event-loop.ts SETTLE_TURNS).
+   */
+  round(progressUcx = true): number {
     this.writer.flush();
     this.needThread = false;
     this.submissions.consumeWhile(this.executeRecord);
-    const events = this.u.ucp_worker_progress(this.worker);
+    const events = progressUcx ? this.u.ucp_worker_progress(this.worker) : 0;
     const fast = this.fast;
     if (fast.count > 0) {
       if (events > 0 || this.touched) {

@@ -19,7 +19,7 @@ import { SpinSlots } from "./thread-spin-policy.ts";
 import { cpus } from "node:os";
 import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 import { TakeoverDriver } from "./takeover-driver.ts";
-import { turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
 
 /** Fast requests the takeover table holds (more stay with the progress thread). */
@@ -190,6 +190,11 @@ export class ThreadedEngine implements Engine {
     Atomics.sub(h, SIGNALERS, 1);
   }
 
+  /** Delivering is all the application thread does here (the takeover's turns: takeoverNotifier). */
+  settle(): number {
+    return this.progress();
+  }
+
   progress(): number {
     let n = 0;
     if (this.writer.backlog > 0 && this.writer.flush() > 0) this.wake();
@@ -344,7 +349,12 @@ export class ThreadedEngine implements Engine {
             this.poll.completionAfter(lastWork - this.lastCompletion);
             this.lastCompletion = lastWork;
           }
-          await undefined; // settle what completed (its code may post the next request) first
+          // Settle what completed first: its code may post the next request (an echo's reply)
+          // a few microtasks later; those turns execute it without calling UCX's progress.
+          for (let turns = SETTLE_TURNS; turns > 0 && !this.stopped; turns--) {
+            await undefined;
+            if (this.progress() + Math.max(0, this.takeoverRound(t, driver, false)) > 0) turns = SETTLE_TURNS + 1;
+          }
           continue;
         }
         const r = this.takeoverRound(t, driver);
@@ -382,12 +392,12 @@ export class ThreadedEngine implements Engine {
   }
 
   /** One round of the driver if the token is lent to us: -1 if it is not, else what the round did. */
-  private takeoverRound(t: TakeoverState, driver: TakeoverDriver): number {
+  private takeoverRound(t: TakeoverState, driver: TakeoverDriver, progressUcx = true): number {
     if (!t.takeLent(Token.APP)) return -1;
     Atomics.add(t.header, HEARTBEAT, 1);
     let n = 0;
     try {
-      n = driver.round();
+      n = driver.round(progressUcx);
     } finally {
       if (driver.needThread || Atomics.load(t.header, WANT_THREAD) !== 0) {
         // A record only the thread executes, or work a callback left it (an endpoint error, an

@@ -5,7 +5,7 @@
  * driven here by one loop per worker that yields to the event loop now and then.
  */
 import type { Engine, ProgressMode } from "../engine/engine.ts";
-import { turnDue, yieldToEventLoop } from "../engine/event-loop.ts";
+import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "../engine/event-loop.ts";
 
 /** How long an idle driver round spins on progress() before it awaits (see spinIdle). */
 const IDLE_SPIN_MS = 0.05;
@@ -84,10 +84,24 @@ export class ProgressDriver {
     // Empty rounds in a row: the first few await after each (a completion's reactions may
     // post the next operation a few microtasks later: a chain of Promises inside a batch).
     let empty = 0;
+    // Turns left in which only submissions and deliveries run (SETTLE_TURNS).
+    let settling = 0;
     try {
       while (this.awaited > 0 && !this.stopped()) {
-        if (this.engine!.progress() > 0) empty = 0;
-        else if (++empty > AWAITED_EMPTY_ROUNDS && spinIdle()) empty = 0;
+        if (settling > 0) {
+          settling--;
+          // A delivery resumes more code: it gets its turns too.
+          if (this.engine!.settle() > 0) settling = SETTLE_TURNS;
+          await undefined;
+          continue;
+        }
+        if (this.engine!.progress() > 0) {
+          empty = 0;
+          settling = SETTLE_TURNS;
+        } else if (++empty > AWAITED_EMPTY_ROUNDS && spinIdle()) {
+          empty = 0;
+          settling = SETTLE_TURNS;
+        }
         // A resolved Promise runs its reactions on the microtask queue: give it a turn.
         await undefined;
         // Let timers and I/O run now and then, but not on every round: a macrotask turn costs
