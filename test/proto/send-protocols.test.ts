@@ -214,13 +214,17 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
   const { BouncePool } = await import("../../src/core/proto/bounce-pool.ts");
   const { ProtocolSelector } = await import("../../src/index.ts");
   const arrivals: ((id: number, status: number) => void)[] = [];
-  const settledEarly: number[] = [];
+  const submittedDone: number[] = [];
   const host = {
-    request: (_s: unknown, _keep: unknown, _what: string, onArrive?: (id: number, status: number) => void) => {
-      arrivals.push(onArrive!);
-      return { id: arrivals.length, promise: Promise.resolve() };
+    request: (): never => {
+      throw new Error("a bounce send is submitted as done, not as a request with a Promise to settle");
     },
-    settleEarly: (id: number) => void settledEarly.push(id),
+    requestDone: (_s: unknown, onArrive: (id: number, status: number) => void) => {
+      arrivals.push(onArrive);
+      submittedDone.push(arrivals.length);
+      return arrivals.length;
+    },
+    resolved: () => Promise.resolve(),
   };
   const pool = BouncePool.create(1024, 1, false);
   const { RegistrationCache } = await import("../../src/core/proto/registration-cache.ts");
@@ -228,8 +232,9 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
   const path = new SendPath({ ...host, holdMemory: (_b, p) => p }, new ProtocolSelector("polling", 192, { calibration: false, force: "bounce" }), pool, noRegistration, () => 4096);
   const failures: number[] = [];
   const sink = { failAfterSend: (status: number) => void failures.push(status) };
-  path.send(1, "tag-send", 1, new Uint8Array(100), 0, 0, "send", sink);
-  assert.equal(settledEarly, [1]);
+  const sent = path.send(1, "tag-send", 1, new Uint8Array(100), 0, 0, "send", sink);
+  assert.equal(submittedDone, [1]);
+  assert.ok(sent.early);
   assert.is(pool.available, 0);
   assert.is(path.unfinished, 1);
   const drained = path.whenDrained();
