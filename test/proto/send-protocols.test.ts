@@ -129,14 +129,18 @@ for (const mode of MODES) {
   });
 
   test("when every bounce chunk is in flight, sends go zero-copy instead, all intact", async () => {
-    const q = await pair(mode, { protocols: { calibration: false, force: "bounce", bounce: { chunkSize: 4096, chunks: 2 } } });
+    // 12,000 B: past UCX's eager limit over shared memory (~8 KiB), so a send stays in flight
+    // until the receiver has progressed; an eager one finishes inside ucp_tag_send_nbx and gives its
+    // chunk back at once (Engine.submit), and the pool would never run dry.
+    const q = await pair(mode, { protocols: { calibration: false, force: "bounce", bounce: { chunkSize: 16384, chunks: 2 } } });
     try {
       const n = 12;
-      const into = Array.from({ length: n }, () => new Uint8Array(3000));
+      const into = Array.from({ length: n }, () => new Uint8Array(12000));
       const before = q.a.protocolCounts;
-      const sends = Array.from({ length: n }, (_, i) => q.ab.send(pattern(3000, i), 81 + i));
-      await q.run(Promise.all(sends));
-      await q.run(Promise.all(into.map((b, i) => q.b.recv(b, 81 + i))));
+      // The receives first: a rendezvous send ends only once its receive takes the data.
+      const recvs = into.map((b, i) => q.b.recv(b, 81 + i));
+      const sends = Array.from({ length: n }, (_, i) => q.ab.send(pattern(12000, i), 81 + i));
+      await q.run(Promise.all([...sends, ...recvs]));
       into.forEach((b, i) => assert.ok(samePattern(b, i), `message ${i}`));
       const d = delta(before, q.a.protocolCounts);
       assert.is(d.bounce + d.zcopy, n);
