@@ -81,7 +81,7 @@ export class Worker {
     }
     const settled = <T>(p: Promise<T>): Promise<T> => this.#driver.settled(p);
     this.#driver = new ProgressDriver(this.progressMode, () => this.#path.stopped);
-    this.#path = new RequestPath(() => this.#listeners.size > 0 || this.#am.active, settled);
+    this.#path = new RequestPath(() => this.#listeners.size > 0 || this.#am.active, settled, (p) => this.#driver.resolvedNow(p));
     this.#endpoints = new EndpointTable(this, this.#path, settled);
     this.#listeners = new ListenerTable(this, this.#path, settled);
     this.#memory = new RegisteredMemory(this.#path, settled);
@@ -101,7 +101,7 @@ export class Worker {
     w.#path.engine = engine;
     w.#driver.engine = engine;
     w.#receives = new TagReceives(w.#path, settled, multiLimits, (id) => engine.takePayload(id));
-    w.sendPath = makeSendPath(w.#path, { settleEarly: (id, status) => w.settleEarly(id, status), holdMemory: (b, p) => w.holdMemory(b, p), registrationOf: (b) => w.#memory.registrationOf(b) }, selector, pool);
+    w.sendPath = makeSendPath(w.#path, { resolved: () => w.#driver.resolved(), holdMemory: (b, p) => w.holdMemory(b, p), registrationOf: (b) => w.#memory.registrationOf(b) }, selector, pool);
     workerOpened(); // UCX's epoll sets, eventfds and tcp listening sockets become close-on-exec
     return w;
   }

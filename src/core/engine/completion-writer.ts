@@ -3,7 +3,7 @@
  * that do not fit (the application thread is slow to drain) in order until there is space.
  */
 import type { Completion } from "./records.ts";
-import { DONE } from "./records.ts";
+import { CompletionKind, DONE } from "./records.ts";
 import type { Ring } from "./ring.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
@@ -17,6 +17,18 @@ export class CompletionWriter {
   write(c: Completion): void {
     if (PROFILING) enter(Phase.CompletionRecord);
     if (this.queue.length > 0 || !this.tryWrite(c)) this.queue.push({ ...c });
+    if (PROFILING) leave();
+  }
+
+  /**
+   * A request's completion, from its fields: no Completion object unless it must wait in the
+   * queue (one per operation was most of the executor's garbage on the small-message path).
+   */
+  writeRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+    if (PROFILING) enter(Phase.CompletionRecord);
+    if (this.queue.length > 0 || !this.tryWriteFields(CompletionKind.Request, id, status, value, tagLo, tagHi, 0)) {
+      this.queue.push({ kind: CompletionKind.Request, id, status, value, tagLo, tagHi, aux: 0 });
+    }
     if (PROFILING) leave();
   }
 
@@ -35,16 +47,20 @@ export class CompletionWriter {
   }
 
   private tryWrite(c: Completion): boolean {
+    return this.tryWriteFields(c.kind, c.id, c.status, c.value, c.tagLo, c.tagHi, c.aux);
+  }
+
+  private tryWriteFields(kind: number, id: number, status: number, value: number, tagLo: number, tagHi: number, aux: number): boolean {
     const ring = this.ring;
     const w = ring.reserve();
     if (w < 0) return false;
-    ring.f64[(w >> 1) + DONE.value] = c.value;
-    ring.u32[w + DONE.kind] = c.kind;
-    ring.u32[w + DONE.id] = c.id;
-    ring.i32[w + DONE.status] = c.status;
-    ring.u32[w + DONE.tagLo] = c.tagLo;
-    ring.u32[w + DONE.tagHi] = c.tagHi;
-    ring.u32[w + DONE.aux] = c.aux;
+    ring.f64[(w >> 1) + DONE.value] = value;
+    ring.u32[w + DONE.kind] = kind;
+    ring.u32[w + DONE.id] = id;
+    ring.i32[w + DONE.status] = status;
+    ring.u32[w + DONE.tagLo] = tagLo;
+    ring.u32[w + DONE.tagHi] = tagHi;
+    ring.u32[w + DONE.aux] = aux;
     ring.publish();
     this.written++;
     return true;

@@ -62,12 +62,18 @@ export type CompletionHandler = (ring: Ring, word: number) => void;
 export interface Engine {
   readonly mode: ProgressMode;
   /**
-   * Queue one submission. Never drops: a full ring queues it until there is space. `now`: the
-   * caller has already resolved the operation (a send whose bytes were copied), so polling and
-   * blocking modes hand the ring to UCX at once instead of at the next progress() (thread mode:
-   * the thread takes it as soon as it can anyway).
+   * Queue one submission. Never drops: a full ring queues it until there is space. `now`: hand
+   * the ring to UCX at once instead of at the next progress() (a send: polling, blocking and
+   * hybrid modes; thread mode's thread takes it as soon as it can anyway).
+   *
+   * Returns true when `s` was executed now and succeeded in place (UCX finished it inside its
+   * posting call: an eager send over shared memory): its completion is then not delivered, the
+   * caller completes the request itself with UCS_OK and `inPlaceValue`. Only while no earlier
+   * completion waits to be delivered, so requests still settle in the order they completed.
    */
-  submit(s: Submission, now?: boolean): void;
+  submit(s: Submission, now?: boolean): boolean;
+  /** The value (a send's length) of the last submission that completed in place. */
+  readonly inPlaceValue: number;
   /** Records submitted but not yet in the ring (back-pressure). */
   readonly backlog: number;
   /** Polling/blocking: run UCX once and deliver completions. Thread: deliver completions. */

@@ -26,7 +26,7 @@ import { ListenerOperations } from "./listener-operations.ts";
 import type { OpHost } from "./op-host.ts";
 import { operationTable, type OperationHandler } from "./operation-table.ts";
 import type { Payload } from "./payload.ts";
-import { BOUNCE_POOL_MEMORY, CompletionKind, SUB, type Completion, type Op } from "./records.ts";
+import { BOUNCE_POOL_MEMORY, SUB, type Completion, type Op } from "./records.ts";
 import { RemoteMemory } from "./remote-memory.ts";
 import { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
@@ -47,6 +47,13 @@ const UCS_ERR_BUSY = -15;
 const AM_QUIET_MS = 20;
 /** Requests an idle round of progress checks (see Executor.progress). */
 const IDLE_SCAN = 8;
+
+/** What the executor writes its completions to (CompletionWriter). */
+export interface CompletionSink {
+  write(c: Completion): void;
+  /** A request's completion (CompletionKind.Request), without a Completion object. */
+  writeRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void;
+}
 
 export interface ExecutorOptions {
   readonly features: readonly Feature[];
@@ -92,7 +99,8 @@ export class Executor {
 
   constructor(
     options: ExecutorOptions,
-    private readonly emit: (c: Completion) => void,
+    /** Where completions go: the mode's completion ring (CompletionWriter). */
+    private readonly completions: CompletionSink,
     /** Hands a multi-receive's buffers (or its error) to the application thread, before its completion. */
     private readonly deliver: (payload: Payload) => void,
     /** Thread mode: the next active message's memory the application released, if any (not yet taken). */
@@ -150,7 +158,7 @@ export class Executor {
       params: (mask, flags) => this.params(mask, flags),
       copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes, address, capacity),
       queueRequest: (owner, r) => this.tracker.queuePart(owner, r),
-      emit: (c) => this.emit(c),
+      emit: (c) => this.completions.write(c),
       deliver: (p) => this.deliver(p),
       activeMessage: () => {
         this.lastActiveMessage = performance.now();
@@ -325,7 +333,7 @@ export class Executor {
 
   private emitRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
     if (id === 0 || id >= 0x80000000) return; // internal request: nobody to tell
-    this.emit({ kind: CompletionKind.Request, id, status, value, tagLo, tagHi, aux: 0 });
+    this.completions.writeRequest(id, status, value, tagLo, tagHi);
   }
 
   // --- sleeping and shutdown -----------------------------------------------------------------

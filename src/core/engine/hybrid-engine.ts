@@ -80,10 +80,15 @@ export class HybridEngine implements Engine {
     return this.inner.backlog;
   }
 
-  submit(s: Submission, now = false): void {
+  submit(s: Submission, now = false): boolean {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
-    this.inner.submit(s, now);
+    const done = this.inner.submit(s, now);
     this.kick();
+    return done;
+  }
+
+  get inPlaceValue(): number {
+    return this.inner.inPlaceValue;
   }
 
   progress(): number {

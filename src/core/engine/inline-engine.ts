@@ -5,9 +5,9 @@
  */
 import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
 import { CompletionWriter } from "./completion-writer.ts";
-import { Executor } from "./executor.ts";
+import { Executor, type CompletionSink } from "./executor.ts";
 import type { Payload } from "./payload.ts";
-import { COMPLETION_BYTES, SUBMISSION_BYTES } from "./records.ts";
+import { COMPLETION_BYTES, SUBMISSION_BYTES, type Completion } from "./records.ts";
 import { Ring } from "./ring.ts";
 import { SubmissionWriter } from "./submission-writer.ts";
 
@@ -25,7 +25,7 @@ const moveBuffer: (buffer: ArrayBuffer) => ArrayBuffer =
     ? (buffer) => (buffer as unknown as { transfer(): ArrayBuffer }).transfer()
     : (buffer) => structuredClone(buffer, { transfer: [buffer] });
 
-export class InlineEngine implements Engine {
+export class InlineEngine implements Engine, CompletionSink {
   private readonly submissions: Ring;
   private readonly completions: Ring;
   private readonly writer: SubmissionWriter;
@@ -45,7 +45,7 @@ export class InlineEngine implements Engine {
     this.completionWriter = new CompletionWriter(this.completions);
     this.executor = new Executor(
       options,
-      (c) => this.completionWriter.write(c),
+      this,
       (p) => this.payloads.set(p.id, p),
     );
   }
@@ -76,12 +76,44 @@ export class InlineEngine implements Engine {
     return this.executor.eventFd();
   }
 
-  submit(s: Submission, now = false): void {
+  submit(s: Submission, now = false): boolean {
     this.writer.write(s);
     // Execute the ring's records (this one and any before it, in order) without progressing
     // UCX or delivering completions: no user code runs inside submit. Nested in a completion
     // handler, the ring is busy and the record waits for the next progress().
-    if (now && !this.stopped) this.submissions.consume(this.executeRecord);
+    if (!now || this.stopped) return false;
+    this.inPlaceId = s.request;
+    this.inPlaceDone = false;
+    try {
+      this.submissions.consume(this.executeRecord);
+    } finally {
+      this.inPlaceId = 0;
+    }
+    return this.inPlaceDone;
+  }
+
+  /** The request submit() executes now (0: none), and whether it completed in place. */
+  private inPlaceId = 0;
+  private inPlaceDone = false;
+  inPlaceValue = 0;
+
+  // The executor's completions (CompletionSink): into the ring, but for the request being
+  // submitted now when it succeeds in place with nothing before it to deliver. A send that UCX
+  // finished inside its posting call then settles in submit() itself: no completion record, no
+  // round of progress and no microtask turn of the driver before the caller's `await` goes on
+  // (an 8 B send's Promise, two processes, polling: see docs/benchmarks.md, `--profile`).
+
+  write(c: Completion): void {
+    this.completionWriter.write(c);
+  }
+
+  writeRequest(id: number, status: number, value: number, tagLo: number, tagHi: number): void {
+    if (id === this.inPlaceId && status === UCS_OK && this.completions.size === 0 && this.completionWriter.backlog === 0) {
+      this.inPlaceDone = true;
+      this.inPlaceValue = value;
+      return;
+    }
+    this.completionWriter.writeRequest(id, status, value, tagLo, tagHi);
   }
 
   /** The ring handlers, made once: a closure made per call was garbage on every idle round. */

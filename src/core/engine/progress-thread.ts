@@ -66,7 +66,7 @@ async function run(): Promise<void> {
   try {
     executor = new Executor(
       data.options,
-      (c) => writer.write(c),
+      writer,
       (p) => data.payloads.postMessage(p, p.buffers ?? []),
       // Active messages' memory the application released comes back on the same port.
       () => receiveMessageOnPort(data.payloads)?.message as ArrayBuffer | undefined,

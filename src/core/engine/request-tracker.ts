@@ -12,6 +12,7 @@ import { FastKind } from "./takeover-state.ts";
 import { u64At, type FastRequests } from "./fast-requests.ts";
 import type { InlineStaging } from "./inline-staging.ts";
 import type { OwnedRequest } from "./op-host.ts";
+import { IdMap } from "./id-map.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -48,7 +49,7 @@ export interface RequestReporter {
 
 export class RequestTracker {
   /** Every request in flight (cancel and shutdown find them here). */
-  readonly inflight = new Map<number, Inflight>();
+  readonly inflight = new IdMap<Inflight>();
   /** The ones whose completion is found by `ucp_request_check_status` (no callback of their own). */
   readonly polled = new Map<number, Inflight>();
   /** Requests whose completion callback fired: pairs of id and status, finished in progress(). */
@@ -155,7 +156,7 @@ export class RequestTracker {
   /** Request `id` ended with `status` (seen by a check or reported by its callback): forget and finish it. */
   private complete(id: number, r: Inflight, status: number): void {
     this.inflight.delete(id);
-    this.polled.delete(id);
+    if (this.polled.size > 0) this.polled.delete(id);
     if (r.staging !== undefined) this.staging.release(r.staging);
     this.finish(id, r, status);
   }

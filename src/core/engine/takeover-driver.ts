@@ -14,7 +14,7 @@
  */
 import { ptrIsError, UCX_CONSTANTS as C, type Ucx } from "../../ffi/index.ts";
 import { CompletionWriter } from "./completion-writer.ts";
-import { COMPLETION_BYTES, CompletionKind, INLINE_OFFSET, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH, SUB, tagArgument } from "./records.ts";
+import { COMPLETION_BYTES, INLINE_OFFSET, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH, SUB, tagArgument } from "./records.ts";
 import { Ring } from "./ring.ts";
 import { FastKind, type TakeoverState } from "./takeover-state.ts";
 import { FastRequests, u64At, type FastReport } from "./fast-requests.ts";
@@ -41,8 +41,7 @@ export class TakeoverDriver {
   needThread = false;
   /** A record was executed since the last full check (a post may complete an earlier request). */
   private touched = false;
-  private readonly report: FastReport = (id, status, value, tagLo, tagHi) =>
-    this.writer.write({ kind: CompletionKind.Request, id, status, value, tagLo, tagHi, aux: 0 });
+  private readonly report: FastReport = (id, status, value, tagLo, tagHi) => this.writer.writeRequest(id, status, value, tagLo, tagHi);
   private readonly executeRecord = (w: number) => this.execute(w);
 
   constructor(

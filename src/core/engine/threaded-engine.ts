@@ -142,7 +142,10 @@ export class ThreadedEngine implements Engine {
     return this.writer.backlog;
   }
 
-  submit(s: Submission, _now = false): void {
+  /** Nothing completes in place here: the progress thread executes the records. */
+  readonly inPlaceValue = 0;
+
+  submit(s: Submission, _now = false): boolean {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
     // Posting clones: an inline send's bytes are sliced first, so a view of a large buffer does
     // not clone all of it.
@@ -161,6 +164,7 @@ export class ThreadedEngine implements Engine {
       if (this.takeover.token !== Token.THREAD) this.ensureNotifier();
     }
     if (this.writer.backlog > 0) this.ensureNotifier();
+    return false;
   }
 
   private wake(): void {

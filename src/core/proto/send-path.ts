@@ -30,9 +30,16 @@ export interface SendHost {
     keep: unknown,
     operation: string,
     onArrive?: (id: number, status: number) => void,
+    /** Hand it to UCX now (Engine.submit): a send UCX finishes in place then resolves at once. */
     now?: boolean,
   ): { id: number; promise: Promise<void> };
-  settleEarly(id: number, status: number): void;
+  /**
+   * Submit `s` as a request that has already succeeded (its bytes are copied) and hand it to
+   * UCX now: no Promise of its own; `onArrive` runs when its completion arrives. Returns its id.
+   */
+  requestDone(s: Omit<Submission, "request">, onArrive: (id: number, status: number) => void): number;
+  /** A Promise already resolved, which the worker's settled() hands back as it is. */
+  resolved(): Promise<void>;
   /** Count `promise` against the user's own registration of `bytes`, if it has one (memMap). */
   holdMemory(bytes: Uint8Array, promise: Promise<void>): Promise<void>;
 }
@@ -95,13 +102,13 @@ export class SendPath {
     const length = bytes.length;
     const protocol = preferEarly && length <= this.selector.limits.inlineCapacity && this.selector.configuration.force[operation] === undefined ? "inline" : this.selector.select(operation, length);
     if (protocol === "inline") {
-      return this.early(submission({ op, target: endpoint, length, tagLo, tagHi, flags: SEND_FLAG_INLINE, inline: bytes }), what, sink, "inline", -1);
+      return this.early(submission({ op, target: endpoint, length, tagLo, tagHi, flags: SEND_FLAG_INLINE, inline: bytes }), sink, "inline", -1);
     }
     if (protocol === "bounce") {
       const chunk = this.pool.copyIn(bytes);
       if (chunk >= 0) {
         const address = this.pool.address(chunk);
-        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: BOUNCE_POOL_MEMORY }), what, sink, "bounce", chunk);
+        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: BOUNCE_POOL_MEMORY }), sink, "bounce", chunk);
       }
     }
     const address = this.addressOf(bytes);
@@ -119,32 +126,45 @@ export class SendPath {
       }
     }
     this.counts.zcopy++;
-    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what, onDone && ((_id, status) => status === UCS_OK && onDone()));
+    // Handed to UCX now, not at the next round of progress: an eager send over shared memory
+    // completes inside ucp_tag_send_nbx, and its Promise then resolves at once (Engine.submit);
+    // `onDone` runs then too, or inside the progress call that completes it later.
+    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what, onDone && ((_id, status) => status === UCS_OK && onDone()), true);
   }
 
   /**
    * Submit a send whose bytes are already copied, and resolve it now. Its completion frees the
-   * bounce chunk (also when the submission is refused: the worker then completes it at once,
-   * cancelled), reports a failure to the endpoint, and counts it done.
+   * bounce chunk, reports a failure to the endpoint, and counts it done; a submission refused
+   * (it throws) frees the chunk here.
    */
-  private early(s: ReturnType<typeof submission>, what: string, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
-    let submitted = false;
+  private early(s: ReturnType<typeof submission>, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
+    // Its completion may arrive inside requestDone (UCX finished the send in place).
     const onArrive = (_id: number, status: number) => {
       if (chunk >= 0) this.pool.release(chunk);
-      if (!submitted) return;
       if (status !== UCS_OK) sink.failAfterSend(status); // the sink tells a lost send from one given up
-      if (--this.unfinishedCount === 0) {
-        const waiting = this.drained;
-        this.drained = [];
-        for (const resolve of waiting) resolve();
-      }
+      this.finished();
     };
-    const r = this.host.request(s, null, what, onArrive, true);
-    submitted = true;
-    this.counts[protocol]++;
     this.unfinishedCount++;
-    this.host.settleEarly(r.id, UCS_OK);
+    let id: number;
+    try {
+      id = this.host.requestDone(s, onArrive);
+    } catch (e) {
+      // Refused (the worker is closing): no completion will come.
+      if (chunk >= 0) this.pool.release(chunk);
+      this.finished();
+      throw e;
+    }
+    this.counts[protocol]++;
     // `early`: resolved already, which a caller that counts completions itself can use at once.
-    return { id: r.id, promise: r.promise, early: true };
+    return { id, promise: this.host.resolved(), early: true };
+  }
+
+  /** One early send is over: wake whenDrained() when it was the last. */
+  private finished(): void {
+    if (--this.unfinishedCount === 0) {
+      const waiting = this.drained;
+      this.drained = [];
+      for (const resolve of waiting) resolve();
+    }
   }
 }

@@ -40,9 +40,13 @@ export async function startEngine(
   return { engine, selector, pool };
 }
 
+/** A send's value: made once, not a closure per send. */
+const nothing = (): undefined => undefined;
+
 /** What the send path needs of the worker besides its requests. */
 export interface SendPathWorker {
-  settleEarly(id: number, status: number): void;
+  /** A Promise already resolved that the worker's settled() knows as such (ProgressDriver.resolved). */
+  resolved(): Promise<void>;
   holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
   /** The registration id of a buffer the user registered with memMap, if it is one. */
   registrationOf(buffer: ArrayBufferLike): number | undefined;
@@ -51,8 +55,9 @@ export interface SendPathWorker {
 export function makeSendPath(path: RequestPath, worker: SendPathWorker, selector: ProtocolSelector, pool: BouncePool): SendPath {
   const sendPath = new SendPath(
     {
-      request: (s: Omit<Submission, "request">, keep, what, onArrive, now) => path.request(s, keep, what, () => undefined, undefined, onArrive, now),
-      settleEarly: (id, status) => worker.settleEarly(id, status),
+      request: (s: Omit<Submission, "request">, keep, what, onArrive, now) => path.request(s, keep, what, nothing, undefined, onArrive, now),
+      requestDone: (s: Omit<Submission, "request">, onArrive) => path.requestDone(s, onArrive),
+      resolved: () => worker.resolved(),
       holdMemory: (bytes, promise) => worker.holdMemory(bytes, promise),
     },
     selector,

@@ -12,7 +12,7 @@ import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
-import { Requests, type Settle } from "../requests.ts";
+import { RequestEntry, Requests, type Settle } from "../requests.ts";
 import type { Submitted } from "../endpoint-host.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
 
@@ -40,6 +40,8 @@ export class RequestPath {
     private readonly otherActivity: () => boolean,
     /** Await through the worker's progress driver (progress-driver.ts). */
     private readonly settled: <T>(p: Promise<T>) => Promise<T>,
+    /** `p` is settled already: the driver need not run for it (ProgressDriver.resolvedNow). */
+    private readonly resolvedNow: (p: Promise<unknown>) => void = () => {},
   ) {}
 
   /** The worker is closing or closed: no new operation starts. */
@@ -119,42 +121,55 @@ export class RequestPath {
     now: boolean,
   ): Submitted<T> {
     this.assertOpen();
-    let resolve!: (v: T) => void;
-    let reject!: (e: unknown) => void;
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const id = this.requests.add((status, value, tagLo, tagHi) => {
-      if (status === UCS_OK) {
-        try {
-          resolve(onOk(value, tagLo, tagHi));
-        } catch (e) {
-          reject(e);
-        }
-      } else {
-        // The worker's close fails a receive nobody awaits (a forgotten one, a listener's): its
-        // rejection must not end the process as an unhandled one. Awaited, it still throws.
-        // (Asked of the table: in polling mode the close reaches here before `closing` is set.)
-        if (this.requests.closing) promise.catch(() => {});
-        reject(onError?.(status, value) ?? UcxError.fromStatus(status, operation, describeStatus));
-      }
-      this.updateActive();
-    }, keep, onArrive && ((status) => onArrive(id, status)), (reason) => {
-      reject(reason);
-      this.updateActive();
-    });
+    const entry = new PromiseEntry<T>(this, keep, onArrive, operation, onOk, onError);
+    const id = this.requests.add(entry);
+    let inPlace: boolean;
     try {
       // `s` is the caller's fresh submission() object: completed in place, not copied.
       (s as Submission).request = id;
-      this.engine.submit(s as Submission, now);
+      inPlace = this.engine.submit(s as Submission, now);
     } catch (e) {
       this.requests.complete(id, UCS_ERR_CANCELED, 0, 0, 0); // never submitted: forget it
-      promise.catch(() => {});
+      entry.promise.catch(() => {});
       throw e;
     }
-    this.updateActive();
-    return { id, promise };
+    if (inPlace) {
+      // UCX finished it inside the posting call (Engine.submit): settled here, its Promise is
+      // one the progress driver need not run for.
+      this.requests.complete(id, UCS_OK, this.engine.inPlaceValue, 0, 0);
+      this.resolvedNow(entry.promise);
+    } else this.updateActive();
+    return { id, promise: entry.promise };
+  }
+
+  /**
+   * Submit `s` as a request that has already succeeded (a send whose bytes were copied), handed
+   * to UCX now (Engine.submit's `now`): no Promise, no settling; `onArrive` runs when its
+   * completion arrives (UCX is done with it, or failed it), which may be inside this call. A
+   * submission the engine refuses throws, and then `onArrive` never runs. Returns its id.
+   */
+  requestDone(s: Omit<Submission, "request">, onArrive: (id: number, status: number) => void): number {
+    if (PROFILING) enter(Phase.Api);
+    try {
+      this.assertOpen();
+      const entry = new CallbackEntry(this, null, ignore, onArrive);
+      entry.settled = true;
+      const id = this.requests.add(entry);
+      let inPlace: boolean;
+      try {
+        (s as Submission).request = id;
+        inPlace = this.engine.submit(s as Submission, true);
+      } catch (e) {
+        this.requests.forget(id); // never submitted: the caller undoes what it did for it
+        throw e;
+      }
+      // Finished inside the posting call (Engine.submit): its onArrive runs now.
+      if (inPlace) this.requests.complete(id, UCS_OK, this.engine.inPlaceValue, 0, 0);
+      else this.updateActive();
+      return id;
+    } finally {
+      if (PROFILING) leave();
+    }
   }
 
   /**
@@ -166,10 +181,7 @@ export class RequestPath {
    */
   requestWith(s: Omit<Submission, "request">, keep: unknown, settle: Settle): number {
     this.assertOpen();
-    const id = this.requests.add((status, value, tagLo, tagHi) => {
-      settle(status, value, tagLo, tagHi);
-      this.updateActive();
-    }, keep);
+    const id = this.requests.add(new CallbackEntry(this, keep, settle));
     try {
       (s as Submission).request = id;
       this.engine.submit(s as Submission, false);
@@ -239,5 +251,81 @@ export class RequestPath {
         if ((e as UcxError).code !== "UCS_ERR_BUFFER_TOO_SMALL") throw e;
       }
     }
+  }
+}
+
+/** The settle function of a request created settled (requestDone): never called. */
+const ignore: Settle = () => {};
+
+/** `new Promise(capture)` leaves its settle functions here: no executor closure per request. */
+let capturedResolve: (value: never) => void = () => {};
+let capturedReject: (reason: unknown) => void = () => {};
+const capture = (resolve: (value: never) => void, reject: (reason: unknown) => void): void => {
+  capturedResolve = resolve;
+  capturedReject = reject;
+};
+
+/** A request that settles a Promise: `onOk` turns a successful completion into its value. */
+class PromiseEntry<T> extends RequestEntry {
+  readonly promise: Promise<T>;
+  private readonly resolve: (value: T) => void;
+  private readonly reject: (reason: unknown) => void;
+
+  constructor(
+    private readonly path: RequestPath,
+    keep: unknown,
+    onArrive: ((id: number, status: number) => void) | undefined,
+    private readonly operation: string,
+    private readonly onOk: (value: number, tagLo: number, tagHi: number) => T,
+    private readonly onError: ((status: number, value: number) => UcxError | undefined) | undefined,
+  ) {
+    super(keep, onArrive);
+    this.promise = new Promise<T>(capture);
+    this.resolve = capturedResolve as (value: T) => void;
+    this.reject = capturedReject;
+  }
+
+  settle(status: number, value: number, tagLo: number, tagHi: number): void {
+    if (status === UCS_OK) {
+      try {
+        this.resolve(this.onOk(value, tagLo, tagHi));
+      } catch (e) {
+        this.reject(e);
+      }
+    } else {
+      // The worker's close fails a receive nobody awaits (a forgotten one, a listener's): its
+      // rejection must not end the process as an unhandled one. Awaited, it still throws.
+      // (Asked of the table: in polling mode the close reaches here before `closing` is set.)
+      if (this.path.requests.closing) this.promise.catch(() => {});
+      this.reject(this.onError?.(status, value) ?? UcxError.fromStatus(status, this.operation, describeStatus));
+    }
+    this.path.updateActive();
+  }
+
+  rejectWith(reason: unknown): boolean {
+    this.reject(reason);
+    this.path.updateActive();
+    return true;
+  }
+}
+
+/** A request that settles through a function of the caller's, with no Promise (requestWith). */
+class CallbackEntry extends RequestEntry {
+  constructor(
+    private readonly path: RequestPath,
+    keep: unknown,
+    private readonly onSettle: Settle,
+    onArrive?: (id: number, status: number) => void,
+  ) {
+    super(keep, onArrive);
+  }
+
+  settle(status: number, value: number, tagLo: number, tagHi: number): void {
+    this.onSettle(status, value, tagLo, tagHi);
+    this.path.updateActive();
+  }
+
+  rejectWith(): boolean {
+    return false;
   }
 }
