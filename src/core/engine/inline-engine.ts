@@ -123,12 +123,7 @@ export class InlineEngine implements Engine, CompletionSink {
   /** Work done: records executed, UCX events, and completions delivered (settled Promises). */
   progress(): number {
     if (this.stopped) return 0;
-    let n = 0;
-    // Feed the executor until the backlog is empty: a tiny ring must not stall a long queue.
-    do {
-      n += this.submissions.consume(this.executeRecord);
-    } while (this.writer.flush() > 0);
-    n += this.executor.progress();
+    const n = this.executeQueued() + this.executor.progress();
     // Deliveries count: a completion written before this round (a send done inside its
     // submit) is delivered here with no UCX event, and its Promise's reactions must get a turn.
     return n + this.deliver();
@@ -137,11 +132,16 @@ export class InlineEngine implements Engine, CompletionSink {
   /** The submissions and deliveries of progress(), without UCX's progress (Engine.settle). */
   settle(): number {
     if (this.stopped) return 0;
+    return this.executeQueued() + this.deliver();
+  }
+
+  /** Feed the executor until the backlog is empty: a tiny ring must not stall a long queue. */
+  private executeQueued(): number {
     let n = 0;
     do {
       n += this.submissions.consume(this.executeRecord);
     } while (this.writer.flush() > 0);
-    return n + this.deliver();
+    return n;
   }
 
   private deliver(): number {
