@@ -50,11 +50,7 @@ export class RunControl {
   }
 }
 
-/**
- * One step's time (ms): posting its sends and receives (after waiting for earlier sends, where
- * the step overwrites what one of them reads), waiting for its receives (the last step: and for
- * every send still in flight), its reduces and copies.
- */
+/** One step's time (ms): posting its sends and receives, waiting for them all, its reduces and copies. */
 export interface StepTiming {
   /** How many sends and receives the step has (0: a local step, a copy or a reduce only). */
   readonly transfers: number;
@@ -79,20 +75,7 @@ type BoundLocal = () => void;
 interface BoundStep {
   transfers: BoundTransfer[];
   local: BoundLocal[];
-  /** How many of `transfers` are receives: what the step waits for. */
-  receives: number;
-  /** Sends of earlier steps still in flight must complete first: this step writes memory one of them reads. */
-  drainFirst: boolean;
 }
-
-/** Memory a phase reads or writes: its ArrayBuffer and byte range. */
-interface Span {
-  readonly buffer: ArrayBufferLike;
-  readonly start: number;
-  readonly end: number;
-}
-const spanOf = (a: { buffer: ArrayBufferLike; byteOffset: number; byteLength: number }): Span => ({ buffer: a.buffer, start: a.byteOffset, end: a.byteOffset + a.byteLength });
-const overlaps = (x: Span, y: Span): boolean => x.buffer === y.buffer && x.start < y.end && y.start < x.end && x.end > x.start && y.end > y.start;
 
 export class PlanInstance {
   private readonly steps: BoundStep[];
@@ -126,36 +109,22 @@ export class PlanInstance {
       }
       throw new Error(`phase ${p.type} is not local`);
     };
-    // A step waits for its receives only; its sends complete while later steps run, and a step
-    // that writes memory an unfinished send reads (by ArrayBuffer and byte range: send and recv
-    // may be one array) first waits for every send in flight, as the run's end does. At 2 ranks a
-    // large send's completion (the peer's rendezvous acknowledgement) came 160-180 us after the
-    // step's receive (bench/ucg-timeline.ts --bytes 1048576, 2026-11-26), time the ring's reduce
-    // and next step now overlap.
-    let unfinished: Span[] = [];
-    this.steps = constant.steps.map((s) => {
-      const transfers = s.transfers.map((p) => {
+    this.steps = constant.steps.map((s) => ({
+      transfers: s.transfers.map((p) => {
         if (p.type !== "send" && p.type !== "recv") throw new Error(`phase ${p.type} is not a transfer`);
         const a = typed(p.region);
         return this.bindTransfer(p.type === "send", p.peer, byteView(a, 0, a.length));
-      });
-      const writes = [
-        ...transfers.filter((t) => !t.send).map((t) => spanOf(t.bytes)),
-        ...s.local.map((p) => (p.type === "copy" || p.type === "reduce" ? spanOf(typed(p.target)) : undefined)).filter((x) => x !== undefined),
-      ];
-      const drainFirst = unfinished.length > 0 && writes.some((w) => unfinished.some((u) => overlaps(w, u)));
-      if (drainFirst) unfinished = [];
-      unfinished.push(...transfers.filter((t) => t.send).map((t) => spanOf(t.bytes)));
-      return { transfers, local: s.local.map(bindLocal), receives: transfers.filter((t) => !t.send).length, drainFirst };
-    });
+      }),
+      local: s.local.map(bindLocal),
+    }));
     this.receiveIds = new Array<number>(Math.max(0, ...this.steps.map((s) => s.transfers.length))).fill(0);
   }
 
   private bindTransfer(send: boolean, peer: number, bytes: Uint8Array): BoundTransfer {
     const transferDone = this.transferDone;
-    const failed = send ? this.sendFailed : this.transferFailed;
+    const failed = this.transferFailed;
     const done = send
-      ? this.sendDone
+      ? transferDone
       : (length: number) => {
           if (length === bytes.length) return transferDone();
           // Both ends run the same plan: a length that differs means the members disagree on the call.
@@ -174,35 +143,38 @@ export class PlanInstance {
     this.transport = transport;
     this.run = run;
     run.onAbort = this.abortStep;
-    this.sendsInFlight = 0;
-    this.sendError = undefined;
     try {
       for (let i = 0; i < this.steps.length; i++) {
         const step = this.steps[i]!;
         if (run.aborted) throw run.reason;
-        if (this.sendError !== undefined) throw this.sendError;
         const t0 = stepTimes ? performance.now() : 0;
         let posted = t0;
-        if (step.drainFirst) {
-          const drained = this.drainSends(transport);
-          if (drained) await drained;
-        }
         if (step.transfers.length > 0) {
-          this.post(step, transport);
+          this.post(step.transfers, transport);
           if (stepTimes) posted = performance.now();
-          // Awaited only when the step did not complete synchronously (no microtask otherwise).
-          const waiting = this.waitStep(transport);
-          if (waiting) await waiting;
+          // Polling and blocking modes: a peer that answers within microseconds completes the
+          // step here, synchronously; the step then makes no Promise and does not await.
+          if (this.stepOpen && transport.pollNow) transport.pollNow(this.stepPending);
+          if (this.stepOpen) {
+            const waiting = new Promise<void>((resolve, reject) => {
+              this.waiter = (e) => (e === undefined ? resolve() : reject(e));
+            });
+            if (transport.spin) {
+              // The step may fail while the spin still runs (a peer died): `waiting` then rejects
+              // before it is awaited, and the spin's turns of the event loop would report it
+              // unhandled, which ends the process. Marked handled here; the await below still throws.
+              waiting.catch(ignoreRejection);
+              await transport.spin(this.stepPending);
+            }
+            await waiting;
+          } else if (this.stepError !== undefined) {
+            throw this.stepError;
+          }
         }
         const completed = stepTimes ? performance.now() : 0;
         for (const local of step.local) local();
         if (stepTimes) stepTimes.push({ transfers: step.transfers.length, post: posted - t0, wait: completed - posted, local: performance.now() - completed });
       }
-      // The caller may reuse its buffers once the run ends: every send must be complete.
-      const t0 = stepTimes ? performance.now() : 0;
-      const drained = this.drainSends(transport);
-      if (drained) await drained;
-      if (stepTimes && stepTimes.length > 0) (stepTimes[stepTimes.length - 1] as { wait: number }).wait += performance.now() - t0;
     } finally {
       run.onAbort = undefined;
       this.run = undefined;
@@ -210,54 +182,12 @@ export class PlanInstance {
     }
   }
 
-  /**
-   * Waits for the open step (or drain): polling synchronously first where the transport can (a
-   * peer that answers within microseconds completes it there, with no Promise), then awaiting.
-   */
-  private waitStep(transport: Transport): Promise<void> | void {
-    if (this.stepOpen && transport.pollNow) transport.pollNow(this.stepPending);
-    if (!this.stepOpen) {
-      if (this.stepError !== undefined) throw this.stepError;
-      return;
-    }
-    return this.awaitStep(transport);
-  }
-
-  private async awaitStep(transport: Transport): Promise<void> {
-    const waiting = new Promise<void>((resolve, reject) => {
-      this.waiter = (e) => (e === undefined ? resolve() : reject(e));
-    });
-    if (transport.spin) {
-      // The step may fail while the spin still runs (a peer died): `waiting` then rejects
-      // before it is awaited, and the spin's turns of the event loop would report it
-      // unhandled, which ends the process. Marked handled here; the await below still throws.
-      waiting.catch(ignoreRejection);
-      await transport.spin(this.stepPending);
-    }
-    await waiting;
-  }
-
-  /** Waits until every send posted so far is complete; a send that failed meanwhile fails the run. */
-  private drainSends(transport: Transport): Promise<void> | void {
-    if (this.sendError !== undefined) throw this.sendError;
-    if (this.sendsInFlight === 0) return;
-    this.openStep(0);
-    this.draining = true;
-    return this.waitStep(transport);
-  }
-
   // --- the step that waits: its transfers counted down, a Promise only if it must be awaited ---
 
   private transport: Transport | undefined;
   private run: RunControl | undefined;
-  /** Receives of the waiting step not yet complete. */
+  /** Transfers of the waiting step not yet complete. */
   private left = 0;
-  /** Sends posted by this run and not complete yet (they do not hold up their step). */
-  private sendsInFlight = 0;
-  /** The open "step" is a drain: it completes when `sendsInFlight` reaches 0. */
-  private draining = false;
-  /** The first failure of a send whose step had already completed (thrown at the next step or drain). */
-  private sendError: unknown = undefined;
   /** The step is posted and has neither completed nor failed. */
   private stepOpen = false;
   /** Why the step failed (always defined then: transferFailed supplies an Error if none came). */
@@ -268,52 +198,29 @@ export class PlanInstance {
   private readonly receiveIds: number[];
   private receives = 0;
 
-  private openStep(left: number): void {
+  /** Posts a step's transfers (receives first, as the plan lists them); they count down `left`. */
+  private post(transfers: readonly BoundTransfer[], transport: Transport): void {
     this.stepOpen = true;
-    this.draining = false;
     this.stepError = undefined;
     this.waiter = undefined;
-    this.left = left;
+    this.left = transfers.length;
     this.receives = 0;
-  }
-
-  /**
-   * Posts a step's transfers (receives first, as the plan lists them): its receives count down
-   * `left`, its sends `sendsInFlight`. A step with sends only is complete once they are posted.
-   */
-  private post(step: BoundStep, transport: Transport): void {
-    const transfers = step.transfers;
-    this.openStep(step.receives);
     try {
       for (let i = 0; i < transfers.length; i++) {
         const t = transfers[i]!;
-        if (t.send) {
-          this.sendsInFlight++;
-          transport.send(t.peer, t.bytes, t.done as () => void, t.failed);
-        } else this.receiveIds[this.receives++] = transport.recv(t.peer, t.bytes, t.done, t.failed);
+        if (t.send) transport.send(t.peer, t.bytes, t.done as () => void, t.failed);
+        else this.receiveIds[this.receives++] = transport.recv(t.peer, t.bytes, t.done, t.failed);
       }
     } catch (e) {
       // A transfer refused as it was posted (the worker closed): the step fails like any other.
       this.transferFailed(e);
     }
-    if (this.left === 0 && this.stepOpen) this.finishStep(undefined);
   }
 
   private readonly stepPending = (): boolean => this.stepOpen;
 
   private readonly transferDone = (): void => {
-    if (--this.left === 0 && this.stepOpen && !this.draining) this.finishStep(undefined);
-  };
-
-  private readonly sendDone = (): void => {
-    if (--this.sendsInFlight === 0 && this.stepOpen && this.draining) this.finishStep(undefined);
-  };
-
-  /** A send fails the open step (or drain) if there is one, else the run at its next step. */
-  private readonly sendFailed = (e: unknown): void => {
-    this.sendsInFlight--;
-    if (this.stepOpen) return this.transferFailed(e);
-    this.sendError ??= e ?? new Error("send failed");
+    if (--this.left === 0 && this.stepOpen) this.finishStep(undefined);
   };
 
   /** The step fails with the first failure; its receives still posted are cancelled. */
