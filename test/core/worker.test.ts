@@ -264,6 +264,37 @@ defaults("the default mode pays no thread hop per operation: thread with takeove
 
 defaults.run();
 
+const noViews = suite("core/worker (address and packed key: no view over UCX's memory)");
+
+noViews("address() and packRkey() copy UCX's bytes with memcpy, making no view: under Node each view's bookkeeping waits for an event-loop turn", async () => {
+  // Views made here count (polling: the executor runs on this thread). Each koffi view is an
+  // external ArrayBuffer whose native record Node frees only on a macrotask turn after the GC:
+  // a loop creating and closing workers without such a turn kept ~0.7 KiB a cycle (soak).
+  const b = backend() as { view: (address: number, length: number) => ArrayBuffer };
+  const view = b.view;
+  let views = 0;
+  b.view = (address, length) => {
+    views++;
+    return view.call(b, address, length);
+  };
+  const w = await Worker.create({ progressMode: "polling", errorHandling: "none" });
+  try {
+    const addr = await w.address();
+    const mem = await w.memMap(4096);
+    const key = await mem.packRkey();
+    assert.is(views, 0);
+    // The bytes are UCX's: the address connects, the key unpacks.
+    const self = await w.connect(addr);
+    assert.ok((await self.unpackRkey(key)) !== undefined);
+    await mem.unmap();
+  } finally {
+    b.view = view;
+    await w.close();
+  }
+});
+
+noViews.run();
+
 const hybridStart = suite("core/worker (hybrid: a new worker's first round trips)");
 
 hybridStart("a fresh pair's first round trips wake on UCX's event, not on the park's 1 s timeout", async () => {

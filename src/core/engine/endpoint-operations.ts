@@ -123,7 +123,7 @@ export class EndpointOperations {
     if (status !== UCS_OK) return this.h.done(id, status);
     const local = out.pointer(0);
     try {
-      this.h.copyOut(id, new Uint8Array(u.view(local, out.pointer(1))), address, capacity);
+      this.h.copyOutNative(id, local, out.pointer(1), address, capacity);
     } finally {
       u.ucp_worker_release_address(this.h.worker, local);
     }

@@ -156,7 +156,8 @@ export class Executor {
         return true;
       },
       params: (mask, flags) => this.params(mask, flags),
-      copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes, address, capacity),
+      copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes.length > 0 ? this.u.addressOf(bytes) : 0, bytes.length, address, capacity),
+      copyOutNative: (id, source, length, address, capacity) => this.copyOut(id, source, length, address, capacity),
       queueRequest: (owner, r) => this.tracker.queuePart(owner, r),
       emit: (c) => this.completions.write(c),
       deliver: (p) => this.deliver(p),
@@ -318,11 +319,18 @@ export class Executor {
     this.batches.cancel(target);
   }
 
-  /** Copy `bytes` out to the application's (address, capacity), or ask for a bigger buffer. */
-  private copyOut(id: number, bytes: Uint8Array, address: number, capacity: number): void {
-    if (bytes.length > capacity) return this.done(id, UCS_ERR_BUFFER_TOO_SMALL, bytes.length);
-    new Uint8Array(this.u.view(address, bytes.length)).set(bytes);
-    this.done(id, UCS_OK, bytes.length);
+  /**
+   * Copy `length` bytes at `source` out to the application's (address, capacity), or ask for a
+   * bigger buffer. A memcpy, not views: under Node each koffi view is an external ArrayBuffer
+   * whose native bookkeeping (~170 B) is freed only on an event-loop turn after the GC finds it,
+   * so an application creating and closing workers without yielding to the event loop kept two
+   * such views per address or packed key (~0.7 KiB a Worker.create/address/packRkey/close cycle,
+   * 2026-11-26, heaptrack).
+   */
+  private copyOut(id: number, source: Pointer, length: number, address: number, capacity: number): void {
+    if (length > capacity) return this.done(id, UCS_ERR_BUFFER_TOO_SMALL, length);
+    if (length > 0) this.u.memcpy(address, source, length);
+    this.done(id, UCS_OK, length);
   }
 
   // --- completions ---------------------------------------------------------------------------

@@ -63,6 +63,8 @@ export interface OpHost {
   params(mask: number, flags?: number): Pointer;
   /** Copy bytes out to the application's (address, capacity), or ask for a bigger buffer. */
   copyOut(id: number, bytes: Uint8Array, address: number, capacity: number): void;
+  /** The same for `length` bytes of C memory at `source` (UCX's): one memcpy, no view over it. */
+  copyOutNative(id: number, source: Pointer, length: number, address: number, capacity: number): void;
   /** Have UCX request `r` checked each round, in order with the others of `owner`. */
   queueRequest(owner: object, r: OwnedRequest): void;
   emit(c: Completion): void;

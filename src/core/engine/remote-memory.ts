@@ -74,7 +74,7 @@ export class RemoteMemory {
     if (status !== UCS_OK) return this.h.done(id, status);
     const packed = this.h.out.pointer(0);
     try {
-      this.h.copyOut(id, new Uint8Array(u.view(packed, this.h.out.pointer(1))), address, capacity);
+      this.h.copyOutNative(id, packed, this.h.out.pointer(1), address, capacity);
     } finally {
       u.ucp_rkey_buffer_release(packed);
     }
