@@ -100,7 +100,10 @@ export class RequestPath {
     onError?: (status: number, value: number, keep: unknown) => UcxError | undefined,
     /** Runs when the completion arrives, even for a request settled early (payload hand-over). */
     onArrive?: (id: number, status: number) => void,
-    /** The caller settles it at once (see Engine.submit): hand it to UCX now. */
+    /**
+     * The caller settles it at once (see Engine.submit): hand it to UCX now. Such a request that
+     * the engine refuses throws without running its onArrive.
+     */
     now = false,
   ): Submitted<T> {
     if (!PROFILING) return this.submit(s, keep, operation, onOk, onError, onArrive, now);
@@ -122,11 +125,48 @@ export class RequestPath {
     now: boolean,
   ): Submitted<T> {
     this.assertOpen();
+    if (now) {
+      const probe = this.probe;
+      probe.settled = false;
+      if (this.enterRequest(probe, s, true, Refused.Settle)) return this.completedInPlace(probe.id, keep, onOk, onArrive);
+      // In flight: its entry takes the probe's place (nothing ran in between).
+      const entry = new PromiseEntry<T>(this, keep, onArrive, operation, onOk, onError);
+      this.requests.replace(probe.id, entry);
+      return entry;
+    }
     const entry = new PromiseEntry<T>(this, keep, onArrive, operation, onOk, onError);
-    // Settled inside the posting call: its Promise is one the progress driver need not run for.
-    if (this.enterRequest(entry, s, now, Refused.Settle)) this.resolvedNow(entry.promise);
+    this.enterRequest(entry, s, false, Refused.Settle);
     // The entry is the Submitted itself (its id and Promise): no object per request for them.
     return entry;
+  }
+
+  /**
+   * The entry a request handed to UCX now enters the table with while it is submitted: most
+   * (an eager send over shared memory) complete inside the posting call, and then need no entry,
+   * no settle functions and no Promise but a resolved one (~290 B less per send on Node); one
+   * that does not gets its PromiseEntry in the probe's place before submit returns. The probe
+   * runs nothing of the caller's (its onArrive runs after), so one serves every request.
+   */
+  private readonly probe = new InPlaceProbe(this);
+
+  /** Request `id` (the probe's) completed inside its posting call: its onArrive, its result. */
+  private completedInPlace<T>(
+    id: number,
+    keep: unknown,
+    onOk: (value: number, tagLo: number, tagHi: number, keep: unknown) => T,
+    onArrive: ((id: number, status: number) => void) | undefined,
+  ): Submitted<T> {
+    const value = this.engine.inPlaceValue; // before onArrive, which may submit again
+    onArrive?.(id, UCS_OK);
+    let promise: Promise<T>;
+    try {
+      promise = Promise.resolve(onOk(value, 0, 0, keep));
+    } catch (e) {
+      promise = Promise.reject(e);
+    }
+    // Settled already: a Promise the progress driver need not run for.
+    this.resolvedNow(promise);
+    return { id, promise };
   }
 
   /**
@@ -320,6 +360,21 @@ class PromiseEntry<T> extends RequestEntry {
     this.reject(reason);
     this.path.updateActive();
     return true;
+  }
+}
+
+/** RequestPath.probe: it settles nothing; the worker may be idle once it completed. */
+class InPlaceProbe extends RequestEntry {
+  constructor(private readonly path: RequestPath) {
+    super(null, undefined);
+  }
+
+  settle(): void {
+    this.path.updateActive();
+  }
+
+  rejectWith(): boolean {
+    return false;
   }
 }
 
