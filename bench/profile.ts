@@ -8,7 +8,7 @@
  *   UCX_TS_PROFILE=1 <runtime> bench/profile.ts <mode> [rounds]   plus the breakdown
  *   <runtime> bench/profile.ts <mode> [rounds] --allocation      bytes allocated per round instead
  *
- * With --allocation the rounds run in chunks of 1,000, and a chunk's growth of the used heap
+ * With --allocation the rounds run in chunks of 50, and a chunk's growth of the used heap
  * is what it allocated unless a collection ran inside it (the heap then shrinks or grows less):
  * the median chunk is taken (Node and Deno; not Bun). Load does not change these counts. On
  * Node it also runs V8's sampling heap profiler (objects the collector freed included) over
@@ -54,7 +54,9 @@ if (process.argv.includes("--allocation")) {
 async function allocation(): Promise<Record<string, unknown>> {
   // JavaScriptCore's heap size moves in blocks, not by what was allocated.
   if ("Bun" in globalThis) return { bytesPerRound: null, note: "not measurable on Bun (its heap size does not count allocation)" };
-  const CHUNK = 1000;
+  // Small chunks: a runtime with a small young generation (Deno's) collects every few hundred
+  // KB, and the median must come from chunks without a collection.
+  const CHUNK = 50;
   const perRound: number[] = [];
   for (let c = 0; c < rounds / CHUNK; c++) {
     const before = process.memoryUsage().heapUsed;
@@ -76,7 +78,7 @@ async function allocation(): Promise<Record<string, unknown>> {
   await session.post("HeapProfiler.enable");
   const sampling = { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
   await session.post("HeapProfiler.startSampling", sampling as never);
-  const sampled = 20 * CHUNK;
+  const sampled = 20000;
   for (let i = 0; i < sampled; i++) await once();
   const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: Frame } };
   session.disconnect();
