@@ -6,6 +6,13 @@
  *
  *   <runtime> bench/profile.ts <mode> [rounds]                    wall time only (p50, p99)
  *   UCX_TS_PROFILE=1 <runtime> bench/profile.ts <mode> [rounds]   plus the breakdown
+ *   <runtime> bench/profile.ts <mode> [rounds] --allocation      bytes allocated per round instead
+ *
+ * With --allocation the rounds run in chunks of 50, and a chunk's growth of the used heap
+ * is what it allocated unless a collection ran inside it (the heap then shrinks or grows less):
+ * the median chunk is taken (Node and Deno; not Bun). Load does not change these counts. On
+ * Node it also runs V8's sampling heap profiler (objects the collector freed included) over
+ * 20,000 more rounds and lists the functions that allocate the most, per round.
  *
  * With UCX_TS_PROFILE=1 (src/core/profile.ts) the application thread's time is split into
  * exclusive phases, and every C call is counted and timed. The time of a trivial C call
@@ -17,8 +24,9 @@ import { Worker, type ProgressMode } from "../src/index.ts";
 import { ucx } from "../src/core/library.ts";
 import { copyTotals, functionNames, PHASE_NAMES, PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
 
-const mode = (process.argv[2] ?? "polling") as ProgressMode;
-const rounds = Number(process.argv[3] ?? 10000);
+const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const mode = (args[0] ?? "polling") as ProgressMode;
+const rounds = Number(args[1] ?? 10000);
 const WARM = 2000;
 
 const worker = await Worker.create({ progressMode: mode, errorHandling: "none" });
@@ -34,6 +42,59 @@ async function once(): Promise<void> {
 }
 
 for (let i = 0; i < WARM; i++) await once();
+
+if (process.argv.includes("--allocation")) {
+  for (let i = 0; i < 10 * WARM; i++) await once(); // optimised code, grown tables
+  process.stdout.write(JSON.stringify({ mode, rounds, ...(await allocation()) }) + "\n");
+  await worker.close();
+  process.exit(0);
+}
+
+/** Bytes allocated per round (see the head of this file). */
+async function allocation(): Promise<Record<string, unknown>> {
+  // JavaScriptCore's heap size moves in blocks, not by what was allocated.
+  if ("Bun" in globalThis) return { bytesPerRound: null, note: "not measurable on Bun (its heap size does not count allocation)" };
+  // Small chunks: a runtime with a small young generation (Deno's) collects every few hundred
+  // KB, and the median must come from chunks without a collection.
+  const CHUNK = 50;
+  const perRound: number[] = [];
+  for (let c = 0; c < rounds / CHUNK; c++) {
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < CHUNK; i++) await once();
+    const grew = process.memoryUsage().heapUsed - before;
+    if (grew > 0) perRound.push(grew / CHUNK);
+  }
+  perRound.sort((a, b) => a - b);
+  const result: Record<string, unknown> = { chunks: perRound.length, bytesPerRound: Math.round(perRound[perRound.length >> 1] ?? NaN) };
+  if ("Deno" in globalThis) return result;
+  interface Frame {
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    selfSize: number;
+    children: Frame[];
+  }
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  const sampling = { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+  await session.post("HeapProfiler.startSampling", sampling as never);
+  const sampled = 20000;
+  for (let i = 0; i < sampled; i++) await once();
+  const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: Frame } };
+  session.disconnect();
+  const bySite = new Map<string, number>();
+  const walk = (n: Frame): void => {
+    const key = `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.replace(/^.*\/(src|bench)\//, "$1/")}`;
+    if (n.selfSize > 0) bySite.set(key, (bySite.get(key) ?? 0) + n.selfSize);
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  result.sites = [...bySite]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 16)
+    .map(([site, bytes]) => `${Math.round(bytes / sampled)} B ${site}`);
+  return result;
+}
 
 /**
  * The cost of one trivial C call through the (wrapped, when profiling) table, in us:

@@ -21,7 +21,7 @@ import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
 import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, stagesDeviceFrames, type Frame } from "./cuda/transfers.ts";
 import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { describeStatus } from "./library.ts";
-import { FULL_MASK, scopedTagWords, tagWords, type Tag } from "./tag.ts";
+import { FULL_MASK, putTag, type Tag, type TagFields } from "./tag.ts";
 import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-options.ts";
 import type { EndpointHost } from "./endpoint-host.ts";
 
@@ -34,6 +34,9 @@ const SEND_MANY_SMALL_BYTES = 64 * 1024;
 export type ErrorHandling = "peer" | "none";
 export type { AtomicOp, AtomicOptions } from "./endpoint-rma.ts";
 export type { AmSendOptions } from "./am/send-header.ts";
+
+/** Where Endpoint.sendTag leaves a send's tag words. */
+const sendTagWords: TagFields = { tagLo: 0, tagHi: 0, maskLo: 0, maskHi: 0 };
 
 export class Endpoint {
   #error: UcxError | undefined;
@@ -148,7 +151,7 @@ export class Endpoint {
       return sendFromDevice(buffer, { host: (bytes) => this.send(bytes, tag), direct: (address, length, keep) => this.sendAt(address, length, tag, keep) });
     }
     const bytes = asBytes(buffer);
-    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const { tagLo, tagHi } = this.sendTag(tag);
     return this.track(this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this));
   }
 
@@ -181,7 +184,7 @@ export class Endpoint {
     const refused = this.refusal();
     // Refused: reported a microtask later, never inside the caller's posting loop.
     if (refused) return void refused.then(done, failed);
-    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const { tagLo, tagHi } = this.sendTag(tag);
     const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true, done);
     this.worker.ownRequest(r.id, this);
     // A send that did not resolve at once (a large one) reports success through `done` from
@@ -207,7 +210,7 @@ export class Endpoint {
     if (!Array.isArray(buffers)) throw invalidArgument("sendMany needs an array of buffers");
     if (buffers.some(isDeviceBuffer)) return Promise.all(buffers.map((b) => this.send(b, tag))).then(() => undefined);
     const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
-    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const { tagLo, tagHi } = this.sendTag(tag);
     if (frames.length === 0) return Promise.resolve();
     // Large messages cost their bytes, not their Promise: they take the send path, whose
     // registration cache spares UCX registering each one (ring order keeps them in order).
@@ -250,13 +253,17 @@ export class Endpoint {
   sendAt(address: number, length: number, tag: Tag, keep: object): Promise<void> {
     const refused = this.refusal();
     if (refused) return refused;
-    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const { tagLo, tagHi } = this.sendTag(tag);
     return this.track(this.worker.request(submission({ op: Op.TagSend, target: this.id, address, length, tagLo, tagHi }), keep, "ucp_tag_send_nbx", () => undefined));
   }
 
-  /** The tag words of a send on this endpoint: scoped to the peer's endpoint where there is one. */
-  private sendTagWords(tag: Tag): readonly [number, number] {
-    return this.peerScope === undefined ? tagWords(tag) : scopedTagWords(this.peerScope, tag);
+  /**
+   * The tag words of a send on this endpoint, scoped to the peer's endpoint where there is one,
+   * in an object shared by every send (read them at once): an array per send was garbage.
+   */
+  private sendTag(tag: Tag): Readonly<TagFields> {
+    putTag(sendTagWords, tag, this.peerScope);
+    return sendTagWords;
   }
 
   /** This endpoint's receive scope; a raw endpoint has none, and its receives are refused. */
@@ -287,7 +294,7 @@ export class Endpoint {
 
   /** One MultiSend submission: headers (with each frame's device flag) and frames, posted at once. */
   private sendFrames(frames: Uint8Array[], device: readonly boolean[] | undefined, tag: Tag): Promise<void> {
-    const [tagLo, tagHi] = this.sendTagWords(tag);
+    const { tagLo, tagHi } = this.sendTag(tag);
     const headers = encodeHeaders(frames.map((f, i) => ({ size: f.length, device: device?.[i] ?? false })));
     const count = headers.length / HEADER_BYTES + frames.length;
     // The descriptor the executor reads: (address, length) of every message, headers first.

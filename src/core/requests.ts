@@ -118,6 +118,12 @@ export class Requests {
     this.mask = mask;
   }
 
+  /** Put `e` in the place of request `id`'s entry, under the same id (RequestPath's in-place probe). */
+  replace(id: number, e: RequestEntry): void {
+    e.id = id;
+    this.slots[id & this.mask] = e;
+  }
+
   /** Drop request `id` without settling it or running its onArrive (a submission refused). */
   forget(id: number): void {
     const e = this.entry(id);

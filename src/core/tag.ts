@@ -1,5 +1,5 @@
 /** Tags and tag masks: 64-bit in UCX; Numbers (up to 2^53) or BigInts here. */
-import { invalidArgument } from "./errors.ts";
+import { invalidArgument, type UcxError } from "./errors.ts";
 import { joinTag, splitTag } from "./engine/records.ts";
 
 export type Tag = number | bigint;
@@ -11,15 +11,67 @@ export const FULL_MASK: Tag = 0xffffffffffffffffn;
 const FULL_MASK_WORDS: readonly [number, number] = [0xffffffff, 0xffffffff];
 
 export function tagWords(tag: Tag, what = "tag"): readonly [number, number] {
+  if (tag === FULL_MASK) return FULL_MASK_WORDS;
+  checkTag(tag, what);
+  return splitTag(tag);
+}
+
+/** A bad tag (or mask) throws UCX_TS_INVALID_ARGUMENT, before anything is posted. */
+function checkTag(tag: Tag, what: string): void {
   if (typeof tag === "number") {
     if (!Number.isSafeInteger(tag) || tag < 0) throw invalidArgument(`${what} must be a non-negative safe integer or a BigInt, got ${tag}`);
-    return splitTag(tag);
-  }
-  if (tag === FULL_MASK) return FULL_MASK_WORDS;
-  if (typeof tag !== "bigint" || tag < 0n || tag > 0xffffffffffffffffn) {
+  } else if (typeof tag !== "bigint" || tag < 0n || tag > 0xffffffffffffffffn) {
     throw invalidArgument(`${what} must be a 64-bit unsigned value, got ${String(tag)}`);
   }
-  return splitTag(tag);
+}
+
+// --- words written in place ------------------------------------------------------------------
+//
+// The operations of every message (a send, a receive) write their tag and mask words straight
+// into their submission (engine.ts), not through an array per call: each array was ~64 B of
+// garbage on Node, two per send+receive. `TagFields` is what a Submission has of them.
+
+export interface TagFields {
+  tagLo: number;
+  tagHi: number;
+  maskLo: number;
+  maskHi: number;
+}
+
+const TWO32 = 4294967296;
+
+/** The low word of a checked tag. */
+function low(tag: Tag): number {
+  return typeof tag === "number" ? tag >>> 0 : Number(tag & 0xffffffffn);
+}
+
+/** The high word of a checked tag. */
+function high(tag: Tag): number {
+  return typeof tag === "number" ? Math.floor(tag / TWO32) >>> 0 : Number(tag >> 32n);
+}
+
+/** `s.tagLo`, `s.tagHi` = `tag`'s words; with `scope` (a scoped endpoint's) as scopedTagWords makes them. */
+export function putTag(s: TagFields, tag: Tag, scope?: number): void {
+  checkTag(tag, "tag");
+  const hi = high(tag);
+  if (scope === undefined) s.tagHi = hi;
+  else {
+    if (hi > 0xffff) throw scopedTagTooLarge(tag);
+    s.tagHi = ((scope << 16) | hi) >>> 0;
+  }
+  s.tagLo = low(tag);
+}
+
+/** `s.maskLo`, `s.maskHi` = `mask`'s words; `scoped`: as scopedMaskWords makes them. */
+export function putMask(s: TagFields, mask: Tag, scoped = false): void {
+  if (mask === FULL_MASK) {
+    s.maskLo = 0xffffffff;
+    s.maskHi = 0xffffffff;
+    return;
+  }
+  checkTag(mask, "tag mask");
+  s.maskLo = low(mask);
+  s.maskHi = scoped ? (0xffff0000 | high(mask)) >>> 0 : high(mask);
 }
 
 export { joinTag };
@@ -39,12 +91,14 @@ export const USER_TAG_MASK = 2 ** SCOPED_TAG_BITS - 1;
 /** The UCX tag words for user tag `tag` sent to (or received in) receive scope `scope`. */
 export function scopedTagWords(scope: number, tag: Tag): readonly [number, number] {
   const [lo, hi] = tagWords(tag);
-  if (hi > 0xffff) {
-    throw invalidArgument(
-      `tag ${String(tag)} does not fit 48 bits: on an endpoint made through the hello (listen / connect by host and port) the top 16 bits of the UCX tag carry the receive scope`,
-    );
-  }
+  if (hi > 0xffff) throw scopedTagTooLarge(tag);
   return [lo, ((scope << 16) | hi) >>> 0];
+}
+
+function scopedTagTooLarge(tag: Tag): UcxError {
+  return invalidArgument(
+    `tag ${String(tag)} does not fit 48 bits: on an endpoint made through the hello (listen / connect by host and port) the top 16 bits of the UCX tag carry the receive scope`,
+  );
 }
 
 /** The UCX mask words of a scoped receive: the scope bits always match, the user's mask below them. */

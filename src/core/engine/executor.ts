@@ -216,7 +216,7 @@ export class Executor {
       t.inflight.size === 0 &&
       t.partQueues.size === 0 &&
       this.batches.idle &&
-      t.completed.length === 0 &&
+      t.completedWords === 0 &&
       this.endpoints.quiet &&
       (this.am?.idle ?? true) &&
       performance.now() - this.lastActiveMessage > AM_QUIET_MS
@@ -294,7 +294,7 @@ export class Executor {
       if (am.fetchesInFlight > 0) events += am.finishFetched();
     }
     if (t.partQueues.size > 0) events += t.progressParts();
-    if (t.completed.length > 0) events += t.finishCompleted();
+    if (t.completedWords > 0) events += t.finishCompleted();
     const full = events > 0 || t.touched;
     if (full) events += t.checkAll();
     else if (t.polled.size > 0) events += t.checkSome(IDLE_SCAN);
@@ -350,7 +350,7 @@ export class Executor {
   arm(): number {
     const t = this.tracker;
     // Nothing may sleep on a completion an idle round has not checked yet (see progress()).
-    if ((t.completed.length > 0 && t.finishCompleted() > 0) || (t.polled.size > 0 && t.checkAll() > 0)) return UCS_ERR_BUSY;
+    if ((t.completedWords > 0 && t.finishCompleted() > 0) || (t.polled.size > 0 && t.checkAll() > 0)) return UCS_ERR_BUSY;
     if (this.fast && this.fast.count > 0 && this.fast.checkAll(this.reportFast) > 0) return UCS_ERR_BUSY;
     return this.u.ucp_worker_arm(this.worker);
   }

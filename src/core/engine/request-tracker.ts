@@ -52,8 +52,14 @@ export class RequestTracker {
   readonly inflight = new IdMap<Inflight>();
   /** The ones whose completion is found by `ucp_request_check_status` (no callback of their own). */
   readonly polled = new Map<number, Inflight>();
-  /** Requests whose completion callback fired: pairs of id and status, finished in progress(). */
-  readonly completed: number[] = [];
+  /**
+   * Requests whose completion callback fired: pairs of id and status in the first
+   * `completedWords` slots, finished in progress(). The array is reused, never emptied: setting
+   * its length to 0 dropped its backing store, and the next callback's push made a new one
+   * (~170 B per receive, Node 20).
+   */
+  private readonly completed: number[] = [];
+  completedWords = 0;
   readonly partQueues = new Map<object, PartQueue>();
   /** Set when the executor called UCX outside `ucp_worker_progress` since the last full check. */
   touched = false;
@@ -117,19 +123,26 @@ export class RequestTracker {
     return n;
   }
 
+  /** A completion callback fired for request `id` (finished by finishCompleted). */
+  queueCompleted(id: number, status: number): void {
+    const q = this.completed;
+    q[this.completedWords++] = id;
+    q[this.completedWords++] = status;
+  }
+
   /** Finish the requests whose callbacks fired (pairs of id, status in `completed`). */
   finishCompleted(): number {
     const q = this.completed;
     let n = 0;
     // Finishing fires no callback (it only reads and frees requests), so `q` does not grow here.
-    for (let i = 0; i < q.length; i += 2) {
+    for (let i = 0; i < this.completedWords; i += 2) {
       const id = q[i]!;
       const r = this.inflight.get(id);
       if (!r) continue; // not ours to finish (already finished at shutdown)
       this.complete(id, r, q[i + 1]!);
       n++;
     }
-    q.length = 0;
+    this.completedWords = 0;
     return n;
   }
 
@@ -251,7 +264,7 @@ export class RequestTracker {
     for (const r of this.inflight.values()) this.u.ucp_request_free(r.request);
     this.inflight.clear();
     this.polled.clear();
-    this.completed.length = 0;
+    this.completedWords = 0;
     for (const q of this.partQueues.values()) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_free(q.parts[i]!.request);
     this.partQueues.clear();
   }

@@ -19,8 +19,9 @@ export class SubmissionWriter {
   /** Write `s`, or queue it behind earlier records when the ring is full. Returns true if written. */
   write(s: Submission): boolean {
     if (this.queue.length > 0 || !this.tryWrite(s)) {
-      // An inline send has already resolved: the caller may reuse its buffer, so keep a copy.
-      this.queue.push(s.inline ? { ...s, inline: s.inline.slice() } : s);
+      // A copy: `s` may be the draft the next operation fills (draftSubmission), and an inline
+      // send has already resolved, so the caller may reuse its buffer.
+      this.queue.push({ ...s, inline: s.inline?.slice() });
       return false;
     }
     return true;

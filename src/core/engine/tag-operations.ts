@@ -41,11 +41,11 @@ export class TagOperations {
     // Fires inside ucp_worker_progress, ucp_request_cancel, or ucp_tag_recv_nbx itself (a
     // message already there): it only queues; progress() finishes the receive.
     this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, userData: number) => {
-      tracker.completed.push(userData, status);
+      tracker.queueCompleted(userData, status);
     });
     // Sends: called only for a send that did not complete in its posting call.
     this.sendCallback = u.callback(callbackTypes.ucp_send_nbx_callback_t, (_request: number, status: number, userData: number) => {
-      tracker.completed.push(userData, status);
+      tracker.queueCompleted(userData, status);
     });
     h.param.set("cb", this.sendCallback.address); // used only with UCP_OP_ATTR_FIELD_CALLBACK (sends)
     this.recvParam = u.struct("ucp_request_param_t");

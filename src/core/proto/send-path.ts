@@ -14,7 +14,7 @@
  * error there fails the endpoint (the caller's next operation, flush or close sees it).
  * `unfinished` counts those sends so that closing waits for them.
  */
-import { submission, type Submission } from "../engine/engine.ts";
+import { draftSubmission, type Submission } from "../engine/engine.ts";
 import { BOUNCE_POOL_MEMORY, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
 import type { BouncePool } from "./bounce-pool.ts";
 import type { RegistrationCache } from "./registration-cache.ts";
@@ -47,6 +47,19 @@ export interface SendHost {
 /** Something a failed early send can be reported to (the endpoint). */
 export interface SendFailureSink {
   failAfterSend(status: number): void;
+}
+
+/** A send's submission: the shared draft (engine.ts draftSubmission), submitted at once. */
+function sendSubmission(op: number, endpoint: number, address: number, length: number, tagLo: number, tagHi: number, flags: number, handle: number): Submission {
+  const s = draftSubmission(op);
+  s.target = endpoint;
+  s.address = address;
+  s.length = length;
+  s.tagLo = tagLo;
+  s.tagHi = tagHi;
+  s.flags = flags;
+  s.handle = handle;
+  return s;
 }
 
 export class SendPath {
@@ -102,13 +115,15 @@ export class SendPath {
     const length = bytes.length;
     const protocol = preferEarly && length <= this.selector.limits.inlineCapacity && this.selector.configuration.force[operation] === undefined ? "inline" : this.selector.select(operation, length);
     if (protocol === "inline") {
-      return this.early(submission({ op, target: endpoint, length, tagLo, tagHi, flags: SEND_FLAG_INLINE, inline: bytes }), sink, "inline", -1);
+      const s = sendSubmission(op, endpoint, 0, length, tagLo, tagHi, SEND_FLAG_INLINE, 0);
+      s.inline = bytes;
+      return this.early(s, sink, "inline", -1);
     }
     if (protocol === "bounce") {
       const chunk = this.pool.copyIn(bytes);
       if (chunk >= 0) {
         const address = this.pool.address(chunk);
-        return this.early(submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: BOUNCE_POOL_MEMORY }), sink, "bounce", chunk);
+        return this.early(sendSubmission(op, endpoint, address, length, tagLo, tagHi, SEND_FLAG_MEMH, BOUNCE_POOL_MEMORY), sink, "bounce", chunk);
       }
     }
     const address = this.addressOf(bytes);
@@ -116,7 +131,7 @@ export class SendPath {
       const memory = this.registrations.acquire(bytes);
       if (memory !== 0) {
         this.counts["zcopy-reg"]++;
-        const s = submission({ op, target: endpoint, address, length, tagLo, tagHi, flags: SEND_FLAG_MEMH, handle: memory });
+        const s = sendSubmission(op, endpoint, address, length, tagLo, tagHi, SEND_FLAG_MEMH, memory);
         // The completion gives the registration back (a refused submission completes at once).
         const r = this.host.request(s, bytes, what, (_id, status) => {
           this.registrations.release(memory);
@@ -129,7 +144,7 @@ export class SendPath {
     // Handed to UCX now, not at the next round of progress: an eager send over shared memory
     // completes inside ucp_tag_send_nbx, and its Promise then resolves at once (Engine.submit);
     // `onDone` runs then too, or inside the progress call that completes it later.
-    return this.host.request(submission({ op, target: endpoint, address, length, tagLo, tagHi }), bytes, what, onDone && ((_id, status) => status === UCS_OK && onDone()), true);
+    return this.host.request(sendSubmission(op, endpoint, address, length, tagLo, tagHi, 0, 0), bytes, what, onDone && ((_id, status) => status === UCS_OK && onDone()), true);
   }
 
   /**
@@ -137,7 +152,7 @@ export class SendPath {
    * bounce chunk, reports a failure to the endpoint, and counts it done; a submission refused
    * (it throws) frees the chunk here.
    */
-  private early(s: ReturnType<typeof submission>, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
+  private early(s: Submission, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
     // Its completion may arrive inside requestDone (UCX finished the send in place).
     const onArrive = (_id: number, status: number) => {
       if (chunk >= 0) this.pool.release(chunk);
