@@ -90,10 +90,12 @@ export const USER_TAG_MASK = 2 ** SCOPED_TAG_BITS - 1;
 
 /** The UCX tag words for user tag `tag` sent to (or received in) receive scope `scope`. */
 export function scopedTagWords(scope: number, tag: Tag): readonly [number, number] {
-  const [lo, hi] = tagWords(tag);
-  if (hi > 0xffff) throw scopedTagTooLarge(tag);
-  return [lo, ((scope << 16) | hi) >>> 0];
+  putTag(scratch, tag, scope); // the scope's encoding is putTag's alone
+  return [scratch.tagLo, scratch.tagHi];
 }
+
+/** Where the array-returning forms below let putTag / putMask write (used at once, never kept). */
+const scratch: TagFields = { tagLo: 0, tagHi: 0, maskLo: 0, maskHi: 0 };
 
 function scopedTagTooLarge(tag: Tag): UcxError {
   return invalidArgument(
@@ -103,8 +105,8 @@ function scopedTagTooLarge(tag: Tag): UcxError {
 
 /** The UCX mask words of a scoped receive: the scope bits always match, the user's mask below them. */
 export function scopedMaskWords(mask: Tag): readonly [number, number] {
-  const [lo, hi] = tagWords(mask, "tag mask");
-  return [lo, (0xffff0000 | hi) >>> 0];
+  putMask(scratch, mask, true);
+  return [scratch.maskLo, scratch.maskHi];
 }
 
 /** Every message of receive scope `scope`: its UCX tag and mask, as a probe of the whole scope takes them. */
