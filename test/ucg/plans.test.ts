@@ -3,6 +3,8 @@
  * process (helpers/ucg-simulation.ts), against the sequential reference: roots at 0, the middle
  * and the last rank, counts 0, 1, below and above the member count, a non-commutative user op
  * in the plans that take one; allreduce plans also in place (the result in the send buffer).
+ * Half the cases (alternating by count and size) go over the simulated rendezvous: sends read
+ * late and completed later, failing any step that writes what a send still in flight reads.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -28,20 +30,21 @@ for (const template of PLAN_TEMPLATES) {
       for (const tunables of variants) {
         for (const root of [...new Set([0, size >> 1, size - 1])]) {
           if (root !== 0 && !["bcast", "reduce", "gather", "scatter"].includes(template.coll)) continue;
-          for (const count of [0, 1, 2, size + 3, 2 * size + 2]) {
+          for (const [ci, count] of [0, 1, 2, size + 3, 2 * size + 2].entries()) {
+            const rendezvous = (ci + size) % 2 === 1;
             const cases: Case[] = [{ coll: template.coll, dtype: "int32", op: "sum", count, root, seed: size * 100 + count }];
             if (reduces) {
               cases.push({ coll: template.coll, dtype: "float32", op: "max", count, root, seed: 7 + count });
               if (!template.commutativeOnly && count % 2 === 0) cases.push({ coll: template.coll, dtype: "int32", op: "affine", count, root, seed: 11 + count });
             } else if (count > 0) cases.push({ coll: template.coll, dtype: "int64", op: "sum", count, root, seed: 3 });
             for (const c of cases) {
-              const problem = await simulate(template, c, size, tunables);
-              assert.is(problem, undefined, `${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}: ${problem}`);
+              const problem = await simulate(template, c, size, tunables, { rendezvous });
+              assert.is(problem, undefined, `${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}${rendezvous ? ", rendezvous" : ""}: ${problem}`);
               checked++;
               // In place (recv = send): plans that read the send buffer after writing the result (ring, SRA) must not lose a block.
               if (template.coll === "allreduce") {
-                const inPlace = await simulate(template, c, size, tunables, { inPlace: true });
-                assert.is(inPlace, undefined, `in place: ${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}: ${inPlace}`);
+                const inPlace = await simulate(template, c, size, tunables, { inPlace: true, rendezvous });
+                assert.is(inPlace, undefined, `in place: ${describeCase(c)}, ${size} members, ${JSON.stringify(tunables)}${rendezvous ? ", rendezvous" : ""}: ${inPlace}`);
               }
             }
           }
