@@ -1,10 +1,13 @@
 /**
- * A focused stress for the ucg instance's send/overlap logic (a step waits for its receives only,
- * its sends complete while later steps run): every plan whose steps send large buffers, run over
- * the real transport back to back (a fresh request each time) and as persistent requests started
- * again and again, every element of every result checked. A write into memory a rendezvous send
- * still reads (the peer reads it after our receive may have completed) shows as a wrong result
- * here; the soak found one once in minutes, this looks for it in seconds. Load makes it likelier.
+ * A focused stress for the ucg instance's send/overlap logic: every plan whose steps send large
+ * buffers, run over the real transport back to back (a fresh request each time) and as persistent
+ * requests started again and again, every element of every result checked. A write into memory a
+ * rendezvous send still reads (the peer reads it after our receive may have completed) shows as a
+ * wrong result here; the soak found one once in minutes (2026-11-25, Bun, rd_reduce_scatter, when
+ * steps waited for their receives only), this looks for it in seconds. Load makes it likelier.
+ * Today's instance waits for a step's sends too (src/ucg/instance.ts), so it must always pass; an
+ * engine change that lets sends overlap later steps must pass it (and test/ucg/plans' simulated
+ * rendezvous) first. Without that wait it failed rd_reduce_scatter in 9 of 9 tries on Node, Deno, Bun.
  *
  *   <runtime> scripts/soak/ucg-overlap.ts [-n ranks] [--rounds R] [--starts S] [--only name]
  *
