@@ -11,17 +11,41 @@
 //   --phases  only the per-step breakdown of one 8 B allreduce (and the p2p round trip)
 //   --allreduce-plans  allreduce only, once per listed plan id (UCX_TS_SW_* etc. pass through to the ranks)
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
+import { parseArgs } from "node:util";
 import { launch } from "../src/ucg/launcher.ts";
 
-const has = (name: string) => process.argv.includes(`--${name}`);
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
-};
+// Options through parseArgs (strict): an unknown or misspelt option is refused with the usage
+// above instead of silently running the whole (minutes-long) benchmark; --help prints the usage.
+const usage = (): string =>
+  readFileSync(new URL(import.meta.url), "utf8")
+    .split("\n")
+    .filter((line, i, lines) => lines.slice(0, i + 1).every((l) => l.startsWith("//")))
+    .map((line) => line.replace(/^\/\/ ?/, ""))
+    .join("\n");
+const FLAGS = ["compare-mpi", "quick", "phases", "help"] as const;
+const VALUES = ["ranks", "sizes", "errors", "progress", "json", "allreduce-plans"] as const;
+let parsed: ReturnType<typeof parseArgs>["values"];
+try {
+  parsed = parseArgs({
+    args: process.argv.slice(2),
+    options: Object.fromEntries([...FLAGS.map((f) => [f, { type: "boolean" }]), ...VALUES.map((v) => [v, { type: "string" }])]),
+    strict: true,
+    allowPositionals: false,
+  }).values;
+} catch (e) {
+  console.error(`${(e as Error).message}\nthe options are:\n${usage()}`);
+  process.exit(2);
+}
+if (parsed.help) {
+  console.log(usage());
+  process.exit(0);
+}
+const has = (name: (typeof FLAGS)[number]): boolean => parsed[name] === true;
+const arg = (name: (typeof VALUES)[number], dflt: string): string => (parsed[name] as string | undefined) ?? dflt;
 const quick = has("quick");
 const phasesOnly = has("phases");
 const compareMpi = has("compare-mpi");
