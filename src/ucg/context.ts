@@ -25,6 +25,7 @@ import type { ErrorHandling } from "../core/endpoint.ts";
 import type { ProgressMode } from "../core/engine/engine.ts";
 import { bootstrap, thisHost } from "./bootstrap.ts";
 import { bootstrapAuth } from "./bootstrap-secret.ts";
+import { contextSettings } from "./context-env.ts";
 import type { HelloAuthOptions } from "../core/hello/auth.ts";
 import { Channel } from "./channel.ts";
 import { ConfigRegistry, type ResolvedConfig } from "./config.ts";
@@ -104,13 +105,14 @@ export class UcgContext {
     const rte = options.rte ?? detectRte(process.env);
     const config = configRegistry().resolve(process.env, options.config ?? {});
     const ppool = new PlanPool(config);
-    const timeoutMs = options.bootstrapTimeoutMs ?? Number(process.env.UCX_TS_BOOTSTRAP_TIMEOUT || 30_000);
+    const settings = contextSettings(process.env, { bootstrapTimeoutMs: options.bootstrapTimeoutMs, progressMode: options.progressMode, sharedMemory: options.sharedMemory });
+    const timeoutMs = settings.bootstrapTimeoutMs;
     const auth = bootstrapAuth(process.env, options.auth);
-    const progressMode = options.progressMode ?? ((process.env.UCX_TS_UCG_PROGRESS || "blocking") as ProgressMode);
+    const progressMode = settings.progressMode;
     const worker = await Worker.create({ ...options.worker, progressMode, errorHandling: options.errorHandling ?? "peer" });
     const channel = new Channel(worker, rte.rank);
     try {
-      const sharedMemory = options.sharedMemory ?? !["0", "no", "false", "n", "off"].includes((process.env.UCX_TS_UCG_SHM ?? "").toLowerCase());
+      const sharedMemory = settings.sharedMemory;
       const { hosts } = await worker.settled(bootstrap(worker, channel, rte, { timeoutMs, host: thisHost(), auth, sharedMemory }));
       // A waiting step polls and yields (step-spin.ts): always in polling and blocking modes (only
       // the steps progress the worker there), in hybrid mode where this host has more ranks than cores.

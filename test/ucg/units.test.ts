@@ -4,6 +4,7 @@ import * as assert from "uvu/assert";
 import { Channel, makeHeader, parseHeader } from "../../src/ucg/channel.ts";
 import { detectRte } from "../../src/ucg/rte.ts";
 import { ConfigRegistry } from "../../src/ucg/config.ts";
+import { contextSettings } from "../../src/ucg/context-env.ts";
 import { configRegistry } from "../../src/ucg/context.ts";
 import { DECISION_TREES, PLAN_TEMPLATES, PlanPool, prune } from "../../src/ucg/ppool.ts";
 import { resolveOp, defineOp } from "../../src/ucg/op.ts";
@@ -71,6 +72,31 @@ test("config tables: duplicate names, prefixes and variables are refused; a vari
   assert.is(configRegistry().resolve({}).table("progress").SPIN_US, 2000);
   assert.is(configRegistry().resolve({ UCX_TS_UCG_STEP_SPIN_US: "0" }).table("progress").SPIN_US, 0);
   assert.is(code(() => configRegistry().resolve({ UCX_TS_UCG_STEP_SPIN_US: "-1" })), "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("context settings: UCX_TS_BOOTSTRAP_TIMEOUT, UCX_TS_UCG_PROGRESS and UCX_TS_UCG_SHM are parsed, code options win, and a bad value is refused by name", () => {
+  assert.equal(contextSettings({}), { bootstrapTimeoutMs: 30_000, progressMode: "blocking", sharedMemory: true });
+  assert.equal(contextSettings({ UCX_TS_BOOTSTRAP_TIMEOUT: " 1500 ", UCX_TS_UCG_PROGRESS: "Hybrid", UCX_TS_UCG_SHM: "off" }), { bootstrapTimeoutMs: 1500, progressMode: "hybrid", sharedMemory: false });
+  assert.equal(contextSettings({ UCX_TS_BOOTSTRAP_TIMEOUT: "", UCX_TS_UCG_PROGRESS: "", UCX_TS_UCG_SHM: "" }), contextSettings({}));
+  assert.equal(contextSettings({ UCX_TS_UCG_PROGRESS: "hybrid", UCX_TS_UCG_SHM: "0" }, { progressMode: "polling", sharedMemory: true, bootstrapTimeoutMs: 10 }), { bootstrapTimeoutMs: 10, progressMode: "polling", sharedMemory: true });
+  const refused = (env: Record<string, string>, given: Parameters<typeof contextSettings>[1], names: RegExp): void => {
+    try {
+      contextSettings(env, given);
+    } catch (e) {
+      assert.instance(e, UcxError);
+      assert.is((e as UcxError).code, "UCX_TS_INVALID_ARGUMENT");
+      assert.match((e as Error).message, names);
+      return;
+    }
+    assert.unreachable(`accepted ${JSON.stringify(env)} ${JSON.stringify(given)}`);
+  };
+  // setTimeout would take each of these as "at once" and end the bootstrap before it began.
+  for (const t of ["30s", "-5", "0", "abc", "1e3", "Infinity"]) refused({ UCX_TS_BOOTSTRAP_TIMEOUT: t }, {}, /UCX_TS_BOOTSTRAP_TIMEOUT='.*' is not valid/);
+  refused({ UCX_TS_UCG_PROGRESS: "poll" }, {}, /UCX_TS_UCG_PROGRESS='poll' is not valid: give one of blocking, polling, hybrid, thread/);
+  refused({ UCX_TS_UCG_SHM: "maybe" }, {}, /UCX_TS_UCG_SHM='maybe'/);
+  for (const t of [NaN, -1, 0, Infinity, 2 ** 31]) refused({}, { bootstrapTimeoutMs: t }, /bootstrapTimeoutMs must be a positive number/);
+  // An option given in code wins, and the variable it overrides is not read at all.
+  assert.is(contextSettings({ UCX_TS_UCG_PROGRESS: "poll" }, { progressMode: "polling" }).progressMode, "polling");
 });
 
 test("a waiting step's spin polls while its step is pending, yields when a poll finds nothing, and gives up after its budget since the last event", async () => {
