@@ -186,7 +186,9 @@ export function rssByMapping(): Record<string, number> {
     kib[m.kind]! += m.rssKiB;
     // Of the anonymous memory, the mappings of exactly 256 KiB: the size of a V8 heap page on
     // Node 20 (a page is mapped on its own; neighbours with the same protection merge, so not all
-    // of them). Which allocator's memory moved: V8's pages, or malloc's arenas and UCX's mmaps.
+    // of them), of every isolate in the process: the main thread's and the other threads' heaps
+    // (v8Pages.* below tells them apart). Which allocator's memory moved: V8's pages, or malloc's
+    // arenas and UCX's mmaps.
     if (m.kind === "anonymous" && m.sizeKiB === 256) kib.anonymous256KiB! += m.rssKiB;
   }
   const out = Object.fromEntries(Object.entries(kib).map(([k, v]) => [k, round(v / 1024)]));
