@@ -433,6 +433,17 @@ const atRest = {
   fit: restFit("trimmedRssMiB"),
   secondHalfFit: halfOps === undefined ? undefined : restFit("trimmedRssMiB", halfOps),
   rssLessV8FreeFit: restFit("rssLessV8FreeMiB"),
+  /**
+   * RSS less the other threads' JS heaps (a thread-mode worker's progress thread, tsx's loader
+   * threads: isolate-pages.ts), which the soak's GC does not reach and V8 collects only when
+   * their own allocation limits are reached: what the main thread and native memory did.
+   */
+  rssLessOtherHeapsFit: rests.every((r) => r.byMapping["v8Pages.otherThreads"] !== undefined)
+    ? (() => {
+        const f = fitLine(rests.map((r) => [r.sample.ops, r.sample.trimmedRssMiB - r.byMapping["v8Pages.otherThreads"]!] as const));
+        return f ? per100kFit(f) : undefined;
+      })()
+    : undefined,
   mallocFit: restFit("mallocInUseMiB"),
   jsHeapFit: restFit("heapMiB"),
   fdsFit: restFit("fds"),
@@ -513,6 +524,7 @@ const lines = [
   `at rest, verdict  ${verdictText(atRest.fit)}`,
   `at rest, 2nd half RSS ${fitText(atRest.secondHalfFit, "MiB")}`,
   `at rest, RSS less V8's free heap ${fitText(atRest.rssLessV8FreeFit, "MiB")}: ${verdictText(atRest.rssLessV8FreeFit)}`,
+  `at rest, JS heaps resident pages (MiB; isolate-pages.ts) ${rests[0]?.byMapping["v8Pages.main"] === undefined ? "not told on this runtime" : `main thread ${restMappings["v8Pages.main"]} -> ${woundMappings["v8Pages.main"]}, other threads (progress thread, loaders) ${restMappings["v8Pages.otherThreads"]} -> ${woundMappings["v8Pages.otherThreads"]}; RSS less the other threads' heaps ${fitText(atRest.rssLessOtherHeapsFit, "MiB")}: ${verdictText(atRest.rssLessOtherHeapsFit)}`}`,
   `at rest, others   malloc in use ${fitText(atRest.mallocFit, "MiB")}; JS heap ${fitText(atRest.jsHeapFit, "MiB")}; fds ${atRest.fds ? `${atRest.fds.first} -> ${atRest.fds.last} (max ${atRest.fds.max}, ${atRest.fds.wound} wound down)` : "?"}, ${fitText(atRest.fdsFit, "fds")}`,
   `at rest, end to end ${atRest.startMiB} -> ${atRest.endMiB} MiB: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
   `at rest, readings (ops/RSS/V8 free heap MiB) ${atRest.readings.map((r) => `${r.ops}/${r.rssMiB}/${r.v8FreeMiB}`).join(" ")}`,

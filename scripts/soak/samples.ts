@@ -9,6 +9,7 @@ import process from "node:process";
 import v8 from "node:v8";
 import { openLibc, runtime, type Libc } from "../../src/ffi/index.ts";
 import { leastSquares } from "./regression.ts";
+import { isolatePages } from "./isolate-pages.ts";
 
 export interface Sample {
   seconds: number;
@@ -185,13 +186,43 @@ export function rssByMapping(): Record<string, number> {
     kib[m.kind]! += m.rssKiB;
     // Of the anonymous memory, the mappings of exactly 256 KiB: the size of a V8 heap page on
     // Node 20 (a page is mapped on its own; neighbours with the same protection merge, so not all
-    // of them). Which allocator's memory moved: V8's pages, or malloc's arenas and UCX's mmaps.
+    // of them), of every isolate in the process: the main thread's and the other threads' heaps
+    // (v8Pages.* below tells them apart). Which allocator's memory moved: V8's pages, or malloc's
+    // arenas and UCX's mmaps.
     if (m.kind === "anonymous" && m.sizeKiB === 256) kib.anonymous256KiB! += m.rssKiB;
   }
   const out = Object.fromEntries(Object.entries(kib).map(([k, v]) => [k, round(v / 1024)]));
   // Of the anonymous memory, the pages the JS engine has committed for its heap (used or not).
   out.jsHeapCommitted = round(process.memoryUsage().heapTotal / 2 ** 20);
+  Object.assign(out, v8SpacesMiB());
+  // Resident pages of the main thread's JS heap and of the other threads' (a thread-mode
+  // worker's progress thread, tsx's loader threads): isolate-pages.ts. Absent where not told.
+  const pages = isolatePages();
+  if (pages) {
+    out["v8Pages.main"] = round(pages.mainMiB);
+    out["v8Pages.otherThreads"] = round(pages.othersMiB);
+  }
   return out;
+}
+
+/**
+ * V8's committed memory by space (MiB; `v8.getHeapSpaceStatistics().space_size`), the spaces that
+ * hold anything: `v8.old`, `v8.code`, `v8.new`, `v8.lo` (large objects: each in a mapping of its
+ * own size) and so on. Which of V8's spaces the JS heap's committed pages grew in. None under Bun.
+ */
+export function v8SpacesMiB(): Record<string, number> {
+  if (runtime === "bun") return {};
+  try {
+    const short: Record<string, string> = { new_space: "new", old_space: "old", code_space: "code", map_space: "map", large_object_space: "lo", new_large_object_space: "newLo", code_large_object_space: "codeLo" };
+    return Object.fromEntries(
+      v8
+        .getHeapSpaceStatistics()
+        .filter((s) => short[s.space_name] !== undefined)
+        .map((s) => [`v8.${short[s.space_name]}`, round(s.space_size / 2 ** 20)]),
+    );
+  } catch {
+    return {};
+  }
 }
 
 export interface Mapping {

@@ -51,6 +51,7 @@ test(NAME, async () => {
     unexpected: Record<string, number>;
     cycles: { fds: { growth: number }; rssMiB: { growth: number } };
     collectives: { collectives: number; elementsVerified: number; unexpected: Record<string, number> };
+    woundMappings: Record<string, number>;
   };
   assert.equal(report.unexpected, {}, summary);
   assert.ok(report.ok, summary);
@@ -63,6 +64,13 @@ test(NAME, async () => {
   // The collectives lane ran real jobs and checked their results.
   assert.ok(report.collectives.collectives > 0 && report.collectives.elementsVerified > 0, summary);
   assert.equal(report.collectives.unexpected, {}, summary);
+  // Under Node the report tells the JS heaps apart (scripts/soak/isolate-pages.ts): the main
+  // thread's, and the other threads' (the thread-mode worker's progress thread, tsx's loaders),
+  // whose pages the soak's gc() does not reach.
+  if (runtime === "node") {
+    const m = report.woundMappings;
+    assert.ok(m["v8Pages.main"]! > 1 && m["v8Pages.otherThreads"]! > 1, `JS heaps not told apart: ${JSON.stringify(m)}`);
+  }
 });
 
 test.run();
