@@ -77,6 +77,7 @@ export class HybridEngine implements Engine {
   start(): this {
     const fd = this.inner.eventFd();
     this.watcher = runOnThread("watch", { fd, state: this.state.buffer });
+    this.watcher.unref();
     this.kick(); // the driver parks on the fd at once: an idle worker still answers its peers
     return this;
   }

@@ -110,14 +110,14 @@ export class ThreadJob {
 
 /**
  * Run a job on an idle thread, or on a new one. `data` is structured-cloned (SharedArrayBuffers
- * shared), `transfer` moved, as `workerData` was. The thread starts unref'd: the engine refs it
- * while requests are outstanding.
+ * shared), `transfer` moved, as `workerData` was. The job starts ref'd, as a new thread does (the
+ * process waits for its first message); the engine unrefs it once started.
  */
 export function runOnThread(kind: JobKind, data: unknown, transfer: Transferable[] = []): ThreadJob {
   const t = idle.pop() ?? spawn();
   const job = new ThreadJob(t);
   t.job = job;
-  t.thread.unref();
+  t.thread.ref();
   t.thread.postMessage({ kind, data }, transfer as never);
   return job;
 }
