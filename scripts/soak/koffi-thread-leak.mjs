@@ -20,9 +20,10 @@
  *
  *   node --expose-gc scripts/soak/koffi-thread-leak.mjs [threads=300] [variant]
  *
- * Measured 2026-11-26 (Node 20.20.2, koffi 3.3.4, glibc 2.36, 250 threads): none +0.0 KiB malloc,
- * -0.01 mappings per thread; koffi +18.1 KiB, -0.01; koffi-call +22.8 KiB, +2.99 mappings
- * (4 KiB guard, 2 MiB + 4 KiB, 1 MiB: koffi's stack and heap); tsx +30.3 KiB, +0.02.
+ * Measured 2026-11-26 23:33-23:37 UTC, load 2.2-4.9 (Node 20.20.2, koffi 3.3.4, 250 threads), per
+ * thread: none +0.11 KiB malloc, -0.04 mappings; koffi +18.2 KiB, -0.04; koffi-call +22.7 KiB,
+ * +2.96 mappings (4 KiB guard, 2 MiB + 4 KiB, 1 MiB: koffi's stack and heap); tsx +30.2 KiB,
+ * +0.02. OS threads flat in all four: every thread was ended and joined.
  */
 import { Worker } from "node:worker_threads";
 import { readFileSync, readdirSync } from "node:fs";
