@@ -1,14 +1,13 @@
 import { defineConfig } from "tsup";
 
-// ESM + CJS + .d.ts for the library, and the CLI as its own entry. The progress thread is an
-// entry of its own, and so is the hybrid mode's fd watcher: a worker thread loads each by file,
-// next to the chunk that starts it.
+// ESM + CJS + .d.ts for the library, and the CLI as its own entry. The engine's pooled thread
+// (thread mode's progress loop, hybrid mode's fd watcher) is an entry of its own: a worker
+// thread loads it by file, next to the chunk that starts it (engine/thread-pool.ts).
 export default defineConfig({
   entry: {
     index: "src/index.ts",
     cli: "src/cli/index.ts",
-    "progress-thread": "src/core/engine/progress-thread.ts",
-    "fd-watcher-thread": "src/core/engine/fd-watcher-thread.ts",
+    "engine-thread": "src/core/engine/engine-thread.ts",
   },
   format: ["esm", "cjs"],
   // stripInternal: members marked @internal (what endpoints, listeners and the hello ask of their

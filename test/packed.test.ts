@@ -39,7 +39,7 @@ test.after(() => {
 });
 
 test("the tarball holds what a user runs, and nothing else", () => {
-  for (const must of ["LICENSE", "README.md", "package.json", "bin/ucx-ts.mjs", "dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts", "dist/cli.js", "dist/progress-thread.js", "dist/progress-thread.cjs", "dist/fd-watcher-thread.js"]) {
+  for (const must of ["LICENSE", "README.md", "package.json", "bin/ucx-ts.mjs", "dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts", "dist/cli.js", "dist/engine-thread.js", "dist/engine-thread.cjs"]) {
     assert.ok(files.includes(must), `${must} missing from the tarball: ${files.join(", ")}`);
   }
   const stray = files.filter((f) => f.endsWith(".map") || f.startsWith("src/") || f.startsWith("scripts/") || f.startsWith("test/") || f === "dist/cli.cjs");

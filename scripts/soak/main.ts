@@ -10,8 +10,9 @@
  * create/close cycles in this process. Prints a table and, last, one JSON line; exit 1 on failure.
  *
  * Options: --minutes N | --seconds N (default 1 minute), --peers 1..3 (default 2), --lanes N
- * (operations in flight, default 4), --cycles N (Worker create/close cycles, each worker serving
- * its address and a memory mapping first, default 1000: worker-cycles.ts),
+ * (operations in flight, default 4), --cycles N (Worker create/close cycles per progress mode,
+ * each worker serving its address and a memory mapping first, default 1000: worker-cycles.ts),
+ * --cycle-modes polling,thread,hybrid (the modes cycled, one after the other; default these three),
  * --seed N, --fault-every-ms N (mean time between faults, default 2000; 0: no faults), --kinds
  * tag,stream,... (only these operation kinds; default all: to compare each kind's growth),
  * --max-size N (bytes; caps every payload, default 16 MiB), --collectives N (ranks per collectives
@@ -31,12 +32,12 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener } from "../../src/index.ts";
+import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener, type ProgressMode } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
-import { CYCLE_BOUND_MIB_PER_1000, workerCycles } from "./worker-cycles.ts";
+import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
@@ -49,6 +50,17 @@ function option(name: string, fallback: number): number {
   return v;
 }
 
+/** The progress modes whose workers are cycled: thread and hybrid ones start a thread each (engine/thread-pool.ts). */
+function cycleModesOption(): readonly ProgressMode[] {
+  const all: readonly ProgressMode[] = ["polling", "thread", "hybrid"];
+  const i = process.argv.indexOf("--cycle-modes");
+  if (i < 0) return all;
+  const chosen = (process.argv[i + 1] ?? "").split(",").filter((m) => m !== "");
+  const wrong = chosen.filter((m) => !(all as readonly string[]).includes(m));
+  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--cycle-modes takes some of ${all.join(",")}, got ${process.argv[i + 1]}`);
+  return chosen as ProgressMode[];
+}
+
 function kindsOption(): readonly OpKind[] {
   const i = process.argv.indexOf("--kinds");
   if (i < 0) return OP_KINDS;
@@ -59,12 +71,12 @@ function kindsOption(): readonly OpKind[] {
 }
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
-  [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
+  [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
   [--malloc fixed|dynamic]
-(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles, faults every 2000 ms on average, all kinds, 16 MiB,
+(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
  GLIBC_TUNABLES are set)`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc"];
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -80,6 +92,7 @@ const seconds = option("seconds", 60 * option("minutes", 1));
 const peers = Math.min(3, Math.max(1, option("peers", 2)));
 const lanes = Math.max(1, option("lanes", 4));
 const cycles = option("cycles", 1000);
+const cycleModes = cycleModesOption();
 const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = kindsOption();
@@ -479,13 +492,19 @@ const mappingSlopes = Object.keys(rests[0]?.byMapping ?? {}).map((k) => {
 const restMappings = rests[0]?.byMapping ?? {};
 const woundMappings = woundPoint.byMapping;
 const anonymousGrew = rests[0] ? anonymousGrowth(rests[0].mappings, woundPoint.mappings) : [];
-const cycleReport = cycles > 0 ? await workerCycles(cycles, "polling") : undefined;
-// Plain cycles: no fd more, RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a leak),
-// and malloc's bytes in use within 1 MiB (~1 KiB a cycle over 900: a Context, worker or thread
-// left behind per cycle is more; measured -2.3 MiB over 900 cycles after a 10-minute soak).
-const cyclesGrew =
-  cycleReport !== undefined &&
-  (cycleReport.fds.growth > 0 || (cycleReport.cycles >= 200 && (cycleReport.rssMiB.growth > 8 + cycleReport.cycles / 64 || cycleReport.mallocInUseMiB.growth > 1)));
+const cycleReports: CycleReport[] = [];
+for (const mode of cycles > 0 ? cycleModes : []) {
+  process.stderr.write(`soak: worker cycles (${mode})\n`);
+  cycleReports.push(await workerCycles(cycles, mode));
+}
+// Each mode's cycles: no fd more, RSS within 8 MiB + 16 KiB a cycle (allocator noise, not a
+// leak), and malloc's bytes in use within 1 MiB (~1 KiB a cycle over 900: a Context, worker or
+// thread left behind per cycle is more; measured -2.3 MiB over 900 polling cycles after a
+// 10-minute soak), and OS threads within a few more (a thread per worker never ended is one a
+// cycle; the runtimes start and end pool threads of their own, Deno's blocking pool among them).
+const cycleGrew = (c: CycleReport) =>
+  c.fds.growth > 0 || c.threads.growth > Math.max(4, c.cycles / 10) || (c.cycles >= 200 && (c.rssMiB.growth > 8 + c.cycles / 64 || c.mallocInUseMiB.growth > 1));
+const cyclesGrew = cycleReports.some(cycleGrew);
 const ucgFailed = ucg !== undefined && (Object.keys(ucg.unexpected).length > 0 || ucg.collectives === 0);
 const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed;
 
@@ -504,6 +523,24 @@ function killSeenText(): string {
   if (t.length === 0) return kills > 0 ? `none of ${kills} killed peers' endpoints reported failed` : "no peer killed";
   const q = (f: number) => t[Math.min(t.length - 1, Math.floor(f * t.length))];
   return `${t.length} of ${kills} killed peers' endpoints reported failed (onError), after ${q(0.5)} ms (median), ${q(0.9)} ms (90th percentile), ${t.at(-1)} ms (max)`;
+}
+/** One mode's worker cycles in the table: the figures after warm-up against the end, then the fitted lines. */
+function cycleLines(c: CycleReport): string[] {
+  const lines = [
+    `worker cycles     ${c.cycles} (${c.mode}; address, memMap, packRkey, unmap each) in ${c.seconds} s: RSS ${c.rssMiB.afterWarmup} -> ${c.rssMiB.end} MiB (${c.rssMiB.growth}; after malloc_trim ${c.trimmedRssMiB.afterWarmup} -> ${c.trimmedRssMiB.end}, ${c.trimmedRssMiB.growth}; malloc in use ${c.mallocInUseMiB.afterWarmup} -> ${c.mallocInUseMiB.end}, ${c.mallocInUseMiB.growth}), fds ${c.fds.afterWarmup} -> ${c.fds.end} (${c.fds.growth}), mappings ${c.maps.afterWarmup} -> ${c.maps.end} (${c.maps.growth}), threads ${c.threads.afterWarmup} -> ${c.threads.end} (${c.threads.growth})`,
+  ];
+  if (c.fit)
+    lines.push(
+      `worker cycles (${c.mode}), growth per 1,000 cycles (line through ${c.fit.readings.length} readings after warm-up, 95 % interval; "under" ${CYCLE_BOUND_MIB_PER_1000} MiB only if the whole interval is): ` +
+        (["trimmedRssMiB", "mallocInUseMiB", "heapMiB", "fds"] as const)
+          .map((k) => {
+            const f = c.fit![k];
+            const name = { trimmedRssMiB: "RSS after trim", mallocInUseMiB: "malloc in use", heapMiB: "JS heap", fds: "fds" }[k];
+            return f ? `${name} ${f.slope} ± ${f.adjustedStdErr} (${f.low} to ${f.high}): ${f.verdict}` : `${name} ?`;
+          })
+          .join("; "),
+    );
+  return lines;
 }
 const lines = [
   `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
@@ -545,23 +582,9 @@ const lines = [
           : "  no clean job long enough for a growth figure",
       ]
     : ["collectives       skipped"]),
-  cycleReport
-    ? `worker cycles     ${cycleReport.cycles} (${cycleReport.mode}; address, memMap, packRkey, unmap each) in ${cycleReport.seconds} s: RSS ${cycleReport.rssMiB.afterWarmup} -> ${cycleReport.rssMiB.end} MiB (${cycleReport.rssMiB.growth}; after malloc_trim ${cycleReport.trimmedRssMiB.afterWarmup} -> ${cycleReport.trimmedRssMiB.end}, ${cycleReport.trimmedRssMiB.growth}; malloc in use ${cycleReport.mallocInUseMiB.afterWarmup} -> ${cycleReport.mallocInUseMiB.end}, ${cycleReport.mallocInUseMiB.growth}), fds ${cycleReport.fds.afterWarmup} -> ${cycleReport.fds.end} (${cycleReport.fds.growth})`
-    : "worker cycles     skipped",
-  ...(cycleReport?.fit
-    ? [
-        `worker cycles, growth per 1,000 cycles (line through ${cycleReport.fit.readings.length} readings after warm-up, 95 % interval; "under" ${CYCLE_BOUND_MIB_PER_1000} MiB only if the whole interval is): ` +
-          (["trimmedRssMiB", "mallocInUseMiB", "heapMiB", "fds"] as const)
-            .map((k) => {
-              const f = cycleReport.fit![k];
-              const name = { trimmedRssMiB: "RSS after trim", mallocInUseMiB: "malloc in use", heapMiB: "JS heap", fds: "fds" }[k];
-              return f ? `${name} ${f.slope} ± ${f.adjustedStdErr} (${f.low} to ${f.high}): ${f.verdict}` : `${name} ?`;
-            })
-            .join("; "),
-      ]
-    : []),
+  ...(cycleReports.length === 0 ? ["worker cycles     skipped"] : cycleReports.flatMap(cycleLines)),
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReport, collectives: ucg }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReports, collectives: ucg }));
 process.exit(failed ? 1 : 0);

@@ -225,6 +225,23 @@ export function v8SpacesMiB(): Record<string, number> {
   }
 }
 
+/** Lines of /proc/self/maps (mappings) and entries of /proc/self/task (OS threads); -1 if unreadable. */
+export function mapCount(): number {
+  try {
+    return readFileSync("/proc/self/maps", "utf8").trim().split("\n").length;
+  } catch {
+    return -1;
+  }
+}
+
+export function threadCount(): number {
+  try {
+    return readdirSync("/proc/self/task").length;
+  } catch {
+    return -1;
+  }
+}
+
 export interface Mapping {
   start: string;
   sizeKiB: number;

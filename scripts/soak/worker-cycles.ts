@@ -6,6 +6,12 @@
  * allocator's arenas filling), so a shorter one would read that as a leak.
  * A leak of a UCX context, worker, thread or eventfd per cycle shows as steady growth.
  *
+ * The soak cycles each progress mode in turn (main.ts --cycle-modes). Thread and hybrid workers
+ * run their thread as a job on a pooled thread (src/core/engine/thread-pool.ts): the first cycle
+ * starts it, the others reuse it. Until 2026-11-26 each had a thread of its own, and each ended
+ * thread left koffi's per-isolate state behind (scripts/soak/koffi-thread-leak.mjs): ~40 KiB of
+ * malloc and ~2.5 mappings a thread-mode cycle, ~20 KiB a hybrid one.
+ *
  * Each worker also serves requests before it closes: its address, and memory mapped, its key
  * packed, unmapped. Until 2026-11-25 such workers leaked ~0.8 MiB each (plain ones did not):
  * this loop never gives the event loop a macrotask turn, and each worker's polling driver stayed
@@ -21,7 +27,7 @@
  * cannot tell from noise.
  */
 import { Worker, type ProgressMode } from "../../src/index.ts";
-import { leastOfThree, openFds, round, sample, type Sample } from "./samples.ts";
+import { leastOfThree, mapCount, openFds, round, sample, threadCount, type Sample } from "./samples.ts";
 import { fitLine, verdict, type Fit, type Verdict } from "./regression.ts";
 
 const FIT_EVERY = 20;
@@ -54,6 +60,13 @@ export interface CycleReport {
   trimmedRssMiB: { afterWarmup: number; end: number; growth: number };
   mallocInUseMiB: { afterWarmup: number; end: number; growth: number };
   fds: { afterWarmup: number; end: number; growth: number };
+  /**
+   * Mappings (/proc/self/maps lines) and OS threads (/proc/self/task): a thread's stack, or
+   * per-thread memory a library never frees, shows here before it shows in MiB. Thread and hybrid
+   * workers grew ~2.5 mappings a cycle until their threads were pooled (engine/thread-pool.ts).
+   */
+  maps: { afterWarmup: number; end: number; growth: number };
+  threads: { afterWarmup: number; end: number; growth: number };
   /** Lines through the readings every FIT_EVERY cycles after warm-up (runs of 200 cycles or more). */
   fit?: { trimmedRssMiB?: CycleFit; mallocInUseMiB?: CycleFit; heapMiB?: CycleFit; fds?: CycleFit; readings: { cycle: number; trimmedRssMiB: number; mallocInUseMiB: number; heapMiB: number }[] };
 }
@@ -64,6 +77,8 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
   const warmup = cycles >= 200 ? Math.max(100, Math.floor(cycles / 10)) : Math.floor(cycles / 2);
   let first: Sample | undefined;
   let fds0 = 0;
+  let maps0 = 0;
+  let threads0 = 0;
   const readings: Sample[] = [];
   for (let i = 0; i < cycles; i++) {
     const w = await Worker.create({ progressMode: mode });
@@ -76,12 +91,16 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
       await settle();
       first = sample(started, i + 1);
       fds0 = openFds();
+      maps0 = mapCount();
+      threads0 = threadCount();
     }
     if (cycles >= 200 && i + 1 >= warmup && (i + 1 - warmup) % FIT_EVERY === 0) readings.push(await leastOfThree(started, i + 1));
   }
   await settle();
   const last = sample(started, cycles);
   const fds = openFds();
+  const maps = mapCount();
+  const threads = threadCount();
   const change = (k: "rssMiB" | "trimmedRssMiB" | "mallocInUseMiB") => ({ afterWarmup: round(first?.[k] ?? 0), end: round(last[k]), growth: round(last[k] - (first?.[k] ?? 0)) });
   return {
     cycles,
@@ -91,6 +110,8 @@ export async function workerCycles(cycles: number, mode: ProgressMode): Promise<
     trimmedRssMiB: change("trimmedRssMiB"),
     mallocInUseMiB: change("mallocInUseMiB"),
     fds: { afterWarmup: fds0, end: fds, growth: fds - fds0 },
+    maps: { afterWarmup: maps0, end: maps, growth: maps - maps0 },
+    threads: { afterWarmup: threads0, end: threads, growth: threads - threads0 },
     fit:
       readings.length >= 3
         ? {

@@ -10,7 +10,7 @@
  * The price against thread mode: while the application thread runs other JavaScript, nobody
  * progresses UCX (a large send waits for the next turn of the event loop).
  */
-import { entryBeside, startThread, type Thread } from "../../ffi/thread.ts";
+import { runOnThread, type ThreadJob } from "./thread-pool.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
@@ -52,8 +52,8 @@ export class HybridEngine implements Engine {
   readonly mode = "hybrid" as const;
   private readonly inner: InlineEngine;
   private readonly state = new Int32Array(new SharedArrayBuffer(STATE_BYTES));
-  private watcher: Thread | undefined;
-  private watcherExited = false;
+  /** The watcher: a job on a pooled thread (thread-pool.ts). */
+  private watcher: ThreadJob | undefined;
   private active = false;
   private driving = false;
   private stopped = false;
@@ -76,8 +76,7 @@ export class HybridEngine implements Engine {
   /** Start the watcher on UCX's event fd (the worker exists: the inner engine made it). */
   start(): this {
     const fd = this.inner.eventFd();
-    this.watcher = startThread(entryBeside(import.meta.url, "fd-watcher-thread"), { fd, state: this.state.buffer });
-    this.watcher.once("exit", () => (this.watcherExited = true));
+    this.watcher = runOnThread("watch", { fd, state: this.state.buffer });
     this.watcher.unref();
     this.kick(); // the driver parks on the fd at once: an idle worker still answers its peers
     return this;
@@ -217,13 +216,13 @@ export class HybridEngine implements Engine {
     Atomics.notify(this.state, STATE.WATCH);
     Atomics.add(this.state, STATE.EVENT, 1);
     Atomics.notify(this.state, STATE.EVENT);
-    if (this.watcher && !this.watcherExited) {
+    if (this.watcher && !this.watcher.done) {
       const w = this.watcher;
       w.ref();
       // The watcher returns within its poll timeout (200 ms); a real timer bounds the wait.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2000);
-        w.once("exit", () => {
+        void w.ended.then(() => {
           clearTimeout(timer);
           resolve();
         });

@@ -1,5 +1,6 @@
 /**
- * Entry point of the progress thread (thread mode). It owns the UCX context and worker
+ * The progress thread's loop (thread mode), a job on a pooled engine thread (thread-pool.ts,
+ * engine-thread.ts). It owns the UCX context and worker
  * (UCS_THREAD_MODE_SINGLE: no other thread calls UCX's data path; with takeover SERIALIZED, see
  * below), and loops:
  *
@@ -17,9 +18,10 @@
  * token comes back or the application thread's rounds stop (it then takes it back).
  *
  * It stops cooperatively on Op.Stop (Deno cannot terminate a thread that is inside a C call or
- * spinning, ffi-facts.md): it destroys UCX, reports Stopped, and returns.
+ * spinning, ffi-facts.md): it destroys UCX, reports Stopped, and returns; the thread then
+ * waits for its next job (a later worker's).
  */
-import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from "../../ffi/thread.ts";
+import { parentPort, receiveMessageOnPort, type MessagePort } from "../../ffi/thread.ts";
 import { UcxError } from "../errors.ts";
 import { CompletionWriter } from "./completion-writer.ts";
 import type { EngineOptions, Submission } from "./engine.ts";
@@ -33,7 +35,7 @@ import { SubmissionWriter } from "./submission-writer.ts";
 import { SpinSlots, ThreadSpinPolicy } from "./thread-spin-policy.ts";
 import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 
-interface ThreadData {
+export interface ThreadData {
   submissions: SharedArrayBuffer;
   completions: SharedArrayBuffer;
   options: EngineOptions;
@@ -56,8 +58,7 @@ const UCS_OK = 0;
  */
 const TAKE_BACK_MS = 2;
 
-async function run(): Promise<void> {
-  const data = workerData as ThreadData;
+export async function runProgressThread(data: ThreadData): Promise<void> {
   const submissions = new Ring(data.submissions);
   const completions = new Ring(data.completions);
   const writer = new CompletionWriter(completions);
@@ -74,7 +75,7 @@ async function run(): Promise<void> {
   } catch (e) {
     const err = e as UcxError;
     parentPort!.postMessage({ type: "error", code: err.code ?? "UCX_TS_CLOSED", message: err.message, status: err.status });
-    return;
+    return closePorts(data);
   }
   parentPort!.postMessage({ type: "ready", worker: executor.worker });
 
@@ -160,7 +161,7 @@ async function run(): Promise<void> {
   for (;;) {
     // The process is exiting with this worker still open: leave UCX to the OS and return, so
     // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
-    if (Atomics.load(sub, PROCESS_EXITING) !== 0) return data.payloads.close();
+    if (Atomics.load(sub, PROCESS_EXITING) !== 0) return closePorts(data);
     if (takeover && mayLend(takeover)) {
       Atomics.store(takeover.header, WANT_APP, 0);
       Atomics.store(takeover.header, WANT_THREAD, 0);
@@ -226,9 +227,11 @@ async function run(): Promise<void> {
     Atomics.notify(completions.header, Ring.TAIL);
   }
   Atomics.notify(completions.header, Ring.TAIL);
-  // Let the thread end: nothing keeps its event loop alive once the ports are closed.
-  data.payloads.close();
-  (parentPort as { close?: () => void } | null)?.close?.();
+  closePorts(data);
 }
 
-void run();
+/** The job's own ports; the thread's stays open for its next job. */
+function closePorts(data: ThreadData): void {
+  data.payloads.close();
+  data.port?.close();
+}

@@ -1,10 +1,12 @@
 /**
- * Thread mode, application side: starts the progress thread, writes submissions into the
+ * Thread mode, application side: starts the progress thread (a job on a pooled thread,
+ * thread-pool.ts), writes submissions into the
  * shared submission ring (waking the thread with `ucp_worker_signal` when it sleeps), and runs
  * the notifier: while work is outstanding it waits for completion records (a short spin, then
  * `Atomics.waitAsync`) and hands them to the Worker, which settles Promises in batches.
  */
-import { entryBeside, MessageChannel, receiveMessageOnPort, startThread, type MessagePort, type Thread } from "../../ffi/thread.ts";
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from "../../ffi/thread.ts";
+import { runOnThread, type ThreadJob } from "./thread-pool.ts";
 import type { Payload } from "./payload.ts";
 import { UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
@@ -70,7 +72,6 @@ export class ThreadedEngine implements Engine {
   /** When the notifier spins before parking (spin-policy.ts). */
   private readonly spin: SpinPolicy;
   private readonly payloads = new Map<number, Payload>();
-  private threadExited = false;
   /** Takeover: completions delivered (request results and endpoint errors, not lends). */
   private delivered = 0;
   /** Takeover: when the last of them was delivered, and how long to drive UCX after it. */
@@ -78,7 +79,8 @@ export class ThreadedEngine implements Engine {
   private readonly poll = new TakeoverPollPolicy(TAKEOVER_POLL_MS, TAKEOVER_POLL_MAX_MS);
 
   private constructor(
-    private readonly thread: Thread,
+    /** The progress thread's job; its `ended` is what the thread's exit was. */
+    private readonly thread: ThreadJob,
     private readonly submissions: Ring,
     private readonly completions: Ring,
     private readonly workerHandle: number,
@@ -96,7 +98,6 @@ export class ThreadedEngine implements Engine {
     const u = ucx();
     this.signal = () => void u.ucp_worker_signal(this.workerHandle);
     thread.unref(); // held only while work is outstanding (setActive)
-    thread.once("exit", () => (this.threadExited = true));
     liveEngines.add(this);
     installExitHook();
   }
@@ -113,8 +114,8 @@ export class ThreadedEngine implements Engine {
     // Backend.callbacksFromOtherThreads); where they cannot (Bun), plain thread mode.
     const takeover = options.takeover && options.delayedSubmission && ucx().backend.callbacksFromOtherThreads ? TakeoverState.create(TAKEOVER_REQUESTS) : undefined;
     const transfer = [payloads.port2, ...(channel ? [channel.port2] : [])] as unknown as Transferable[];
-    const thread = startThread(
-      entryBeside(import.meta.url, "progress-thread"),
+    const thread = runOnThread(
+      "progress",
       {
         submissions: submissions.buffer,
         completions: completions.buffer,
@@ -126,11 +127,14 @@ export class ThreadedEngine implements Engine {
       transfer,
     );
     const workerHandle = await new Promise<number>((resolve, reject) => {
-      thread.once("message", (m: { type: string; worker?: number; code?: string; message?: string; status?: number }) => {
+      thread.onMessage((message) => {
+        const m = message as { type: string; worker?: number; code?: string; message?: string; status?: number };
         if (m.type === "ready") resolve(m.worker!);
         else reject(new UcxError(m.code ?? "UCX_TS_CLOSED", m.message ?? "progress thread failed to start", { status: m.status }));
       });
-      thread.once("error", (e) => reject(new UcxError("UCX_TS_CLOSED", `progress thread failed: ${e.message}`, { cause: e })));
+      thread.onError((e) => reject(new UcxError("UCX_TS_CLOSED", `progress thread failed: ${e.message}`, { cause: e })));
+      // A job that ended before saying anything (its thread terminated) must not leave this hanging.
+      void thread.ended.then(() => reject(new UcxError("UCX_TS_CLOSED", "progress thread ended before it started")));
     });
     channel?.port1.unref?.();
     payloads.port1.unref?.();
@@ -448,15 +452,15 @@ export class ThreadedEngine implements Engine {
     this.port?.close();
     this.payloadPort.close();
     this.payloads.clear();
-    // The thread returns by itself after Stopped; wait for it so no native code runs on after us.
-    // The exit may already have happened (it is watched from the start), and the timer that
+    // The job returns by itself after Stopped; wait for it so no native code runs on after us.
+    // The end may already have happened (it is watched from the start), and the timer that
     // bounds the wait is a real one: with an unref'd timer and a thread already gone, nothing
     // kept the process alive, and a CLI under Bun exited with status 0 right here too (both
     // seen 2026-11-23 in cli/transfer's killed-receiver test, together about one run in six).
-    if (!this.threadExited) {
+    if (!this.thread.done) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2000);
-        this.thread.once("exit", () => {
+        void this.thread.ended.then(() => {
           clearTimeout(timer);
           resolve();
         });
