@@ -7,6 +7,8 @@
  *   <runtime> bench/profile.ts <mode> [rounds]                    wall time only (p50, p99)
  *   UCX_TS_PROFILE=1 <runtime> bench/profile.ts <mode> [rounds]   plus the breakdown
  *   <runtime> bench/profile.ts <mode> [rounds] --allocation      bytes allocated per round instead
+ *   ... --am                         an active message per round instead (amSend, taken with
+ *                                    worker.amRecv and released; UCXX's format, AM id 0)
  *
  * With --allocation the rounds run in chunks of 50, and a chunk's growth of the used heap
  * is what it allocated unless a collection ran inside it (the heap then shrinks or grows less):
@@ -35,17 +37,26 @@ const out = new Uint8Array(8);
 const into = new Uint8Array(8);
 
 /** One send+receive through the endpoint to ourselves. */
-async function once(): Promise<void> {
+async function tagOnce(): Promise<void> {
   const r = worker.recv(into, 3);
   await worker.settled(self.send(out, 3));
   await worker.settled(r);
 }
 
+/** --am: one active message to ourselves, taken and given back. */
+async function amOnce(): Promise<void> {
+  const r = worker.amRecv();
+  await worker.settled(self.amSend(out));
+  (await worker.settled(r)).release();
+}
+
+const once = process.argv.includes("--am") ? amOnce : tagOnce;
+
 for (let i = 0; i < WARM; i++) await once();
 
 if (process.argv.includes("--allocation")) {
   for (let i = 0; i < 10 * WARM; i++) await once(); // optimised code, grown tables
-  process.stdout.write(JSON.stringify({ mode, rounds, ...(await allocation()) }) + "\n");
+  process.stdout.write(JSON.stringify({ mode, ...(once === amOnce ? { operation: "am" } : {}), rounds, ...(await allocation()) }) + "\n");
   await worker.close();
   process.exit(0);
 }
@@ -138,6 +149,7 @@ const at = (q: number) => us[Math.min(rounds - 1, Math.floor(q * rounds))]!;
 
 const result: Record<string, unknown> = {
   mode,
+  ...(once === amOnce ? { operation: "am" } : {}),
   rounds,
   profiling: PROFILING,
   meanUs: totalUs / rounds,

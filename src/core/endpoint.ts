@@ -369,6 +369,9 @@ export class Endpoint {
   /** The AM send itself; `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
   private amSendBytes(bytes: Uint8Array, options: AmSendOptions, memoryType: number): Promise<void> {
     const { amId, header } = amSendHeader(options, memoryType);
+    // Small (data and header fit a record): copied, resolved at once, as a small `send` is.
+    const inline = memoryType === 0 ? this.worker.sendPath.amSendInline(this.id, bytes, header, amId, AM_SEND_FLAG_REPLY, this) : undefined;
+    if (inline) return this.track(inline);
     return this.track(
       this.worker.request(
         submission({

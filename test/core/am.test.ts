@@ -89,6 +89,37 @@ for (const mode of MODES) {
     }
   });
 
+  test("a message whose data and header fit a record is copied at the call; a window of them arrives in order", async () => {
+    const p = await pair(mode);
+    try {
+      const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+      // 14 B of UCXX's header (+1 with a user header) and the data: up to 192 B ride in the
+      // record (copied: the shared buffer is overwritten right after each call), 193 B go by
+      // address (a buffer of their own, untouched until the send resolves).
+      const shared = new Uint8Array(200);
+      const sizes = [0, 8, 177, 178, 179, 200];
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < 240; i++) {
+        const n = sizes[i % sizes.length]!;
+        const options = i % 2 === 1 ? { header: u8(i & 255) } : {};
+        const inline = n + 14 + (i % 2) <= 192;
+        const data = inline ? shared.subarray(0, n).fill(i & 255) : new Uint8Array(n).fill(i & 255);
+        sends.push(p.ab.amSend(data, options));
+        if (inline) shared.fill(0xee);
+      }
+      await p.run(Promise.all(sends));
+      for (let i = 0; i < 240; i++) {
+        const m = await p.run(ba.amRecv());
+        const n = sizes[i % sizes.length]!;
+        assert.is(m.data.length, n, `message ${i}: length`);
+        assert.ok(m.data.every((b) => b === (i & 255)), `message ${i}: bytes as they were at the call`);
+        assert.equal(m.header, i % 2 === 1 ? u8(i & 255) : u8(), `message ${i}: user header`);
+      }
+    } finally {
+      await p.close();
+    }
+  });
+
   test("a full queue refuses messages with a clear error at their place in the order, then goes on", async () => {
     const p = await pair(mode, { am: { maxQueuedMessages: 3 } });
     try {

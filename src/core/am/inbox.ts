@@ -104,6 +104,16 @@ export class AmInbox {
     this.entries.push({ error, seq });
   }
 
+  /** The next entry if it is a message, taken now; undefined if there is none or it is an error. */
+  takeReady(): AmMessage | undefined {
+    const e = this.entries[0];
+    if (e === undefined || !("message" in e)) return undefined;
+    this.entries.shift();
+    this.messages--;
+    this.bytes -= e.message.data.length + e.message.header.length;
+    return e.message;
+  }
+
   /** The next message (or the error in its place); waits when there is none, until `signal` aborts. */
   take(signal?: AbortSignal): Promise<AmMessage> {
     const e = this.entries.shift();

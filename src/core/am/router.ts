@@ -79,6 +79,17 @@ export class AmRouter {
     return oldest ? oldest.take() : this.anyInbox.take(signal);
   }
 
+  /** The next message of inbox `id` (-1: of any inbox), if one is there now; else undefined. */
+  takeReady(id: number): AmMessage | undefined {
+    if (id >= 0) return this.inboxes.get(id)?.takeReady();
+    let oldest: AmInbox | undefined;
+    for (const inbox of this.inboxes.values()) {
+      const seq = inbox.oldest;
+      if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
+    }
+    return oldest?.takeReady();
+  }
+
   /** Register `handler` under `key`; returns the function that removes it. */
   addHandler(key: string, handler: AmHandler): () => void {
     if (this.handlers.has(key)) throw new UcxError("UCX_TS_INVALID_ARGUMENT", "a handler is already registered for that id");

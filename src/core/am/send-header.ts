@@ -25,10 +25,13 @@ export interface AmSendOptions {
  */
 const PLAIN_HEADERS = new Map<number, Uint8Array>();
 
+/** No user header: one empty array for every send without one (UCX only reads it). */
+const NO_HEADER = new Uint8Array(0);
+
 /** The AM id and the header bytes UCX is given for a send with `options` (checked). */
 /** `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
 export function amSendHeader(options: AmSendOptions, memoryType = 0): { amId: number; header: Uint8Array } {
-  const user = options.header === undefined ? new Uint8Array(0) : asBytes(options.header, "header");
+  const user = options.header === undefined ? NO_HEADER : asBytes(options.header, "header");
   if (options.amId !== undefined) {
     if (!Number.isInteger(options.amId) || options.amId < 0 || options.amId > 0xffff) {
       throw invalidArgument(`amId must be an integer from 0 to 65535, got ${options.amId}`);

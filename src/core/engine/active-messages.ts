@@ -14,6 +14,7 @@ import { CompletionKind } from "./records.ts";
 import type { OpHost } from "./op-host.ts";
 import { AM_POOL_MIN_BYTES, AmBufferPool } from "./am-buffer-pool.ts";
 import { setUserData } from "./tag-operations.ts";
+import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -54,6 +55,12 @@ const EVENT_ID_FIRST = 0x80000000;
  * message's own ArrayBuffer with a JavaScript slice; larger data through a view of UCX's memory.
  */
 const STAGING_BYTES = 64 * 1024;
+
+/**
+ * UCXX's plain header for host memory (no callback, no user header): 14 zero bytes. One array
+ * stands for every such header received: the router only decodes it (AM id 0), nobody sees it.
+ */
+const PLAIN_HEADER = new Uint8Array(14);
 
 /** The key of an (endpoint, AM id) order: a number, not a string made per message. */
 const orderKey = (endpoint: number, amId: number) => endpoint * 0x10000 + amId;
@@ -135,10 +142,16 @@ export class ActiveMessages {
     const attr = w[0]!; // the flags used here are in the low word
     const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? w[2]! + w[3]! * 0x100000000 : 0;
     const endpoint = this.h.endpointIdOf(reply);
+    const key = orderKey(endpoint, amId);
+    const order = this.amOrder.size > 0 ? this.amOrder.get(key) : undefined;
+    if (!(attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) && !order) {
+      // Eager with nothing of its (endpoint, AM id) waiting to be fetched: delivered at once,
+      // with no slot in an order (most small messages).
+      this.deliverEager(endpoint, amId, header, headerLength, data, length);
+      return UCS_OK;
+    }
     const headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
     const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, length, status: UCS_OK, ready: false };
-    const key = orderKey(endpoint, amId);
-    const order = this.amOrder.get(key);
     if (order) order.push(slot);
     else this.amOrder.set(key, [slot]);
     if (attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) {
@@ -153,6 +166,35 @@ export class ActiveMessages {
     }
     this.amReady(slot, length > 0 ? this.copyData(data, length) : new ArrayBuffer(0), UCS_OK);
     return UCS_OK;
+  }
+
+  /**
+   * An eager message with nothing ahead of it: copied and delivered inside the callback. A small
+   * one whose header UCX put right after its data (UCX 1.13 packs an eager message so) takes one
+   * memcpy for both; a plain UCXX header (14 zero bytes: host memory, no callback, no user
+   * header) is handed on as one shared array instead of a copy of its own.
+   */
+  private deliverEager(endpoint: number, amId: number, header: Pointer, headerLength: number, data: Pointer, length: number): void {
+    let buffer: ArrayBuffer;
+    let headerBytes: Uint8Array;
+    const total = length + headerLength;
+    if (length < AM_POOL_MIN_BYTES && total <= STAGING_BYTES && (headerLength === 0 || (header as number) === (data as number) + length)) {
+      if (total > 0) this.h.u.memcpy(this.stagingAddress, data, total);
+      buffer = this.staging.slice(0, length).buffer as ArrayBuffer;
+      headerBytes = headerLength === 0 ? new Uint8Array(0) : amId === 0 && this.plainHeaderAt(length, headerLength) ? PLAIN_HEADER : this.staging.slice(length, total);
+    } else {
+      headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
+      buffer = length > 0 ? this.copyData(data, length) : new ArrayBuffer(0);
+    }
+    this.deliverMessage(endpoint, amId, headerBytes, buffer, length, UCS_OK);
+  }
+
+  /** The staged header at `at` is UCXX's plain host header: 14 zero bytes. */
+  private plainHeaderAt(at: number, headerLength: number): boolean {
+    if (headerLength !== PLAIN_HEADER.length) return false;
+    const s = this.staging;
+    for (let i = at; i < at + headerLength; i++) if (s[i] !== 0) return false;
+    return true;
   }
 
   /** A copy of `length` bytes of UCX's memory at `address`, in an ArrayBuffer of its own. */
@@ -253,13 +295,51 @@ export class ActiveMessages {
     const order = this.amOrder.get(key)!;
     while (order.length > 0 && order[0]!.ready) {
       const s = order.shift()!;
-      const id = this.nextEventId;
-      this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
-      const buffer = s.buffer!;
-      this.h.deliver({ id, buffers: [buffer], header: s.header, amId: s.amId, ...(buffer.byteLength !== s.length && s.status === UCS_OK ? { length: s.length } : {}) });
-      this.h.emit({ kind: CompletionKind.AmMessage, id: s.endpoint, status: s.status, value: id, tagLo: s.amId, tagHi: 0, aux: 0 });
+      this.deliverMessage(s.endpoint, s.amId, s.header, s.buffer!, s.length, s.status);
     }
     if (order.length === 0) this.amOrder.delete(key);
+  }
+
+  /**
+   * Hand one message to the application: its payload, then its completion record. Inside a
+   * batch (one ucp_worker_progress call: beginBatch/endBatch) both wait for the batch's end,
+   * where the payloads go in one hand-over (thread mode: one postMessage for the lot, not one
+   * per message) before their records, in arrival order.
+   */
+  private deliverMessage(endpoint: number, amId: number, header: Uint8Array, buffer: ArrayBuffer, length: number, status: number): void {
+    const id = this.nextEventId;
+    this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
+    const payload: Payload = buffer.byteLength !== length && status === UCS_OK ? { id, buffers: [buffer], header, amId, length } : { id, buffers: [buffer], header, amId };
+    if (this.batching) {
+      this.batchPayloads.push(payload);
+      this.batchRecords.push(endpoint, status, id, amId);
+      return;
+    }
+    this.h.deliver(payload);
+    this.h.emit({ kind: CompletionKind.AmMessage, id: endpoint, status, value: id, tagLo: amId, tagHi: 0, aux: 0 });
+  }
+
+  private batching = false;
+  private readonly batchPayloads: Payload[] = [];
+  /** (endpoint, status, event id, AM id) of each batched message. */
+  private readonly batchRecords: number[] = [];
+
+  /** Messages delivered from now on wait for endBatch (the executor's ucp_worker_progress call). */
+  beginBatch(): void {
+    this.batching = true;
+  }
+
+  /** Deliver the batched messages: their payloads at once, then their completion records. */
+  endBatch(): void {
+    this.batching = false;
+    const payloads = this.batchPayloads;
+    if (payloads.length === 0) return;
+    if (payloads.length === 1) this.h.deliver(payloads[0]!);
+    else this.h.deliver(payloads.slice());
+    payloads.length = 0;
+    const r = this.batchRecords;
+    for (let i = 0; i < r.length; i += 4) this.h.emit({ kind: CompletionKind.AmMessage, id: r[i]!, status: r[i + 1]!, value: r[i + 2]!, tagLo: r[i + 3]!, tagHi: 0, aux: 0 });
+    r.length = 0;
   }
 
   /** Nothing announced and waiting to be fetched or delivered. */

@@ -102,7 +102,7 @@ export class Executor {
     /** Where completions go: the mode's completion ring (CompletionWriter). */
     private readonly completions: CompletionSink,
     /** Hands a multi-receive's buffers (or its error) to the application thread, before its completion. */
-    private readonly deliver: (payload: Payload) => void,
+    private readonly deliver: (payload: Payload | Payload[]) => void,
     /** Thread mode: the next active message's memory the application released, if any (not yet taken). */
     released?: () => ArrayBuffer | undefined,
   ) {
@@ -286,9 +286,18 @@ export class Executor {
 
   private progressRound(): number {
     const t = this.tracker;
-    let events = this.u.ucp_worker_progress(this.worker);
-    this.endpoints.closeFailed();
     const am = this.am;
+    // The active messages of this call are handed over together after it (ActiveMessages.endBatch).
+    let events: number;
+    if (am) {
+      am.beginBatch();
+      try {
+        events = this.u.ucp_worker_progress(this.worker);
+      } finally {
+        am.endBatch();
+      }
+    } else events = this.u.ucp_worker_progress(this.worker);
+    this.endpoints.closeFailed();
     if (am) {
       am.fetchPending();
       if (am.fetchesInFlight > 0) events += am.finishFetched();

@@ -46,7 +46,10 @@ export class InlineEngine implements Engine, CompletionSink {
     this.executor = new Executor(
       options,
       this,
-      (p) => this.payloads.set(p.id, p),
+      (p) => {
+        if (!Array.isArray(p)) this.payloads.set(p.id, p);
+        else for (const one of p) this.payloads.set(one.id, one);
+      },
     );
   }
 

@@ -74,5 +74,6 @@ export interface OpHost {
    * callback on the application thread, where each call waits for this thread's event loop.
    */
   activeMessage(): void;
-  deliver(p: Payload): void;
+  /** Hand payloads to the application thread (several: one hand-over), before their completions. */
+  deliver(p: Payload | Payload[]): void;
 }

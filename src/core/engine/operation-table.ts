@@ -94,6 +94,10 @@ export function operationTable(f: OperationFamilies): OperationHandler[] {
     if (!am) return f.done(id, UCS_ERR_INVALID_PARAM);
     am.amSend(id, target, address, length, handle(r, w), flags(r, w), tagLo(r, w), tagHi(r, w));
   });
+  on(Op.AmSendInline, (r, w, id, target, _a, length) => {
+    if (!am) return f.done(id, UCS_ERR_INVALID_PARAM);
+    tags.amSendInline(r, w, id, target, length, flags(r, w), tagLo(r, w), tagHi(r, w));
+  });
   on(Op.AmRegister, (_r, _w, id, target) => f.done(id, am ? am.setAmHandler(target) : UCS_ERR_INVALID_PARAM));
   // Op.Stop is the mode's (it calls Executor.destroy): nothing to run here.
   on(Op.Stop, () => {});

@@ -93,6 +93,12 @@ export const Op = {
    * and mask as TagRecv; flags MULTI_FLAG_IF_QUEUED as MultiRecv. One completion for all.
    */
   RecvMany: 33,
+  /**
+   * A small active message whose data and header ride in the record (inline: data, then header):
+   * endpoint `target`, data `length` bytes, header `flags` bytes, AM id in tagLo, ucp_am_send
+   * flags in tagHi. Its Promise resolved when it was written (SendPath.amSendInline).
+   */
+  AmSendInline: 34,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 

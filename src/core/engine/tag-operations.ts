@@ -107,6 +107,24 @@ export class TagOperations {
     this.trackSend(id, ep, r, length, this.sourceStaging);
   }
 
+  /**
+   * A small active message (Op.AmSendInline): its data and header, staged together from the
+   * record as an inline tag send's bytes are, go to ucp_am_send_nbx; tracked as a send.
+   */
+  amSendInline(ring: Ring, w: number, id: number, ep: number, length: number, headerLength: number, amId: number, amFlags: number): void {
+    const e = this.h.endpoint(ep);
+    if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.h.done(id, e.failed);
+    const at = w * 4 + INLINE_OFFSET;
+    const chunk = this.staging.stage(ring.u8.subarray(at, at + length + headerLength));
+    const address = this.staging.address(chunk);
+    setUserData(this.h.param, id);
+    const byCallback = this.fast ? 0 : C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
+    const param = this.h.params(byCallback | C.UCP_OP_ATTR_FIELD_FLAGS, amFlags);
+    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, address + length, headerLength, address, length, param);
+    this.trackSend(id, ep, r, length, chunk);
+  }
+
   /** ucp_tag_recv_nbx, always with a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL: see tagRecv). */
   postTagRecv(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): Pointer {
     return this.h.u.ucp_tag_recv_nbx(

@@ -239,10 +239,20 @@ export class ThreadedEngine implements Engine {
     if (this.stopped) return undefined; // the port is closed; nothing more can come
     // Payloads arrive in the order of their completions; one taken out of turn (its request was
     // settled early) is kept until asked for, or dropped with the engine.
+    // A message is one payload or a batch of them (active messages of one progress call).
     for (let m = receiveMessageOnPort(this.payloadPort); m; m = receiveMessageOnPort(this.payloadPort)) {
-      const p = m.message as Payload;
-      if (p.id === id) return p;
-      this.payloads.set(p.id, p);
+      const p = m.message as Payload | Payload[];
+      if (!Array.isArray(p)) {
+        if (p.id === id) return p;
+        this.payloads.set(p.id, p);
+        continue;
+      }
+      let found: Payload | undefined;
+      for (const one of p) {
+        if (one.id === id) found = one;
+        else this.payloads.set(one.id, one);
+      }
+      if (found) return found;
     }
     return undefined;
   }

@@ -15,7 +15,7 @@
  * `unfinished` counts those sends so that closing waits for them.
  */
 import { draftSubmission, type Submission } from "../engine/engine.ts";
-import { BOUNCE_POOL_MEMORY, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
+import { BOUNCE_POOL_MEMORY, INLINE_CAPACITY, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
 import type { BouncePool } from "./bounce-pool.ts";
 import type { RegistrationCache } from "./registration-cache.ts";
 import type { Operation, SendProtocol } from "./protocols.ts";
@@ -148,11 +148,32 @@ export class SendPath {
   }
 
   /**
+   * A small active message: its data and header ride in the record together (data, then
+   * header) and it resolves at once, as an inline tag send does (`send`). Undefined when they
+   * do not fit a record together: the caller sends it by address.
+   */
+  amSendInline(endpoint: number, bytes: Uint8Array, header: Uint8Array, amId: number, amFlags: number, sink: SendFailureSink): { id: number; promise: Promise<void> } | undefined {
+    const length = bytes.length;
+    const total = length + header.length;
+    if (total > INLINE_CAPACITY) return undefined;
+    const s = sendSubmission(Op.AmSendInline, endpoint, 0, length, amId, amFlags, header.length, 0);
+    // One scratch array serves every such send: the engine copies a record's inline bytes
+    // before submit returns (into the ring, or into the copy it queues or posts).
+    const scratch = this.amScratch;
+    scratch.set(bytes, 0);
+    scratch.set(header, length);
+    s.inline = scratch.subarray(0, total);
+    return this.early(s, sink, undefined, -1);
+  }
+
+  private readonly amScratch = new Uint8Array(INLINE_CAPACITY);
+
+  /**
    * Submit a send whose bytes are already copied, and resolve it now. Its completion frees the
    * bounce chunk, reports a failure to the endpoint, and counts it done; a submission refused
    * (it throws) frees the chunk here.
    */
-  private early(s: Submission, sink: SendFailureSink, protocol: SendProtocol, chunk: number): { id: number; promise: Promise<void>; early: true } {
+  private early(s: Submission, sink: SendFailureSink, protocol: SendProtocol | undefined, chunk: number): { id: number; promise: Promise<void>; early: true } {
     // Its completion may arrive inside requestDone (UCX finished the send in place).
     const onArrive = (_id: number, status: number) => {
       if (chunk >= 0) this.pool.release(chunk);
@@ -169,7 +190,7 @@ export class SendPath {
       this.finished();
       throw e;
     }
-    this.counts[protocol]++;
+    if (protocol) this.counts[protocol]++; // tag and stream sends (active messages are not counted)
     // `early`: resolved already, which a caller that counts completions itself can use at once.
     return { id, promise: this.host.resolved(), early: true };
   }

@@ -44,6 +44,10 @@ export class ActiveMessageHub {
 
   /** Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
   take(id: number, signal?: AbortSignal): Promise<AmMessage> {
+    // A message already queued: a settled Promise, with no waiting count and no driver round
+    // (a stream of small messages is read this way, one amRecv each).
+    const ready = this.router.takeReady(id);
+    if (ready) return this.path.settledNow(ready);
     const p = this.router.take(id, signal);
     this.waiting++;
     this.path.updateActive();

@@ -82,6 +82,13 @@ export class RequestPath {
     return this.#nextObjectId++;
   }
 
+  /** A Promise resolved with `value`, which the worker's settled() hands back as it is (no driver round). */
+  settledNow<T>(value: T): Promise<T> {
+    const p = Promise.resolve(value);
+    this.resolvedNow(p);
+    return p;
+  }
+
   /** Tell the engine whether anything is outstanding (it then keeps the process alive). */
   updateActive(): void {
     this.engine.setActive(this.requests.size > 0 || this.otherActivity());
