@@ -536,7 +536,11 @@ export class Endpoint {
       this.closing = closed
         .catch((e: UcxError) => {
           // Closing an endpoint whose peer is gone reports the peer's failure: it is closed all the same.
-          if (!this.#error && e.code !== "UCS_ERR_CANCELED" && !isEndpointFailure(e.status)) throw e;
+          // So does UCS_ERR_NOT_CONNECTED, which ucp_ep_close_nbx returns when the peer's own close
+          // disconnected the lanes while ours flushed (both sides closing at once, as in the README's
+          // example: seen once under Deno in a fresh-clone CI, 2026-11-27). Data that resolved early and
+          // never arrived is still reported below (UCX_TS_DATA_LOST).
+          if (!this.#error && e.code !== "UCS_ERR_CANCELED" && e.code !== "UCS_ERR_NOT_CONNECTED" && !isEndpointFailure(e.status)) throw e;
         })
         .finally(() => {
           if (this.worker.closed) {

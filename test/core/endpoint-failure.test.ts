@@ -177,6 +177,25 @@ for (const mode of ["thread", "polling"] as const) {
     }
   });
 
+  test("both sides closing at once both resolve (a close that meets the peer's disconnect has reached its goal)", async () => {
+    // The README's example closes both ends right after one exchange; UCX may answer the later
+    // close with UCS_ERR_NOT_CONNECTED (the lanes already went with the peer's close): not an error.
+    for (let round = 0; round < 4; round++) {
+      const c = await connected(mode);
+      try {
+        const into = new Uint8Array(16);
+        const received = c.server.recv(into, 3);
+        await c.run(c.client.send(pattern(16, round), 3));
+        await c.run(received);
+        await c.run(c.server.send(into, 4));
+        await c.run(Promise.all([c.server.close(), c.client.close()]));
+        assert.ok(c.server.closed && c.client.closed, `round ${round}: both closed`);
+      } finally {
+        await c.close();
+      }
+    }
+  });
+
   test("a forced close lets an 8 MiB send already under way finish first, and the peer gets it whole (endpoint-quiesce.ts)", async () => {
     const c = await connected(mode);
     try {
