@@ -45,14 +45,14 @@ function fromEnv<T>(env: Env, variable: string, parse: (raw: string) => T | unde
 }
 
 const HELP: Record<string, string> = {
-  [BOOTSTRAP_TIMEOUT_VARIABLE]: "give the bootstrap's time limit in milliseconds, a positive number",
+  [BOOTSTRAP_TIMEOUT_VARIABLE]: "give the bootstrap's time limit in milliseconds, a positive number below 2^31",
   [PROGRESS_VARIABLE]: `give one of ${PROGRESS_MODES.join(", ")}`,
   [SHM_VARIABLE]: `give ${YES.join("/")} or ${NO.join("/")}`,
 };
 
 function parseTimeout(raw: string): number | undefined {
   const ms = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  return ms > 0 && Number.isFinite(ms) ? ms : undefined;
+  return validTimeout(ms) ? ms : undefined;
 }
 
 function parseMode(raw: string): ProgressMode | undefined {
@@ -64,9 +64,14 @@ function parseBoolean(raw: string): boolean | undefined {
   return YES.includes(v) ? true : NO.includes(v) ? false : undefined;
 }
 
+/** One bound for the variable and the option: positive, finite, within setTimeout's 2^31 - 1 ms. */
+function validTimeout(ms: unknown): ms is number {
+  return typeof ms === "number" && ms > 0 && Number.isFinite(ms) && ms <= 2 ** 31 - 1;
+}
+
 /** setTimeout takes NaN, negatives and Infinity as "at once": a bad limit would end every bootstrap before it starts. */
 function checkedTimeout(ms: number, name: string): number {
-  if (typeof ms !== "number" || !(ms > 0) || !Number.isFinite(ms) || ms > 2 ** 31 - 1) {
+  if (!validTimeout(ms)) {
     throw invalidArgument(`${name} must be a positive number of milliseconds below 2^31, got ${String(ms)}`);
   }
   return ms;
