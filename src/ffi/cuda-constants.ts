@@ -16,9 +16,13 @@ export const CUDA_ERROR = { success: 0, invalidValue: 1, memoryAllocation: 2, no
 
 /**
  * struct cudaPointerAttributes (CUDA >= 11): enum cudaMemoryType type; int device;
- * void *devicePointer; void *hostPointer. 24 bytes on LP64.
+ * void *devicePointer; void *hostPointer; long reserved[8]. 88 bytes on LP64: cudart writes all
+ * of it, reserved words included. (A 24-byte buffer, the struct without `reserved`, let the real
+ * libcudart 13 overwrite 64 bytes of the heap: "malloc(): corrupted top size" on the first GPU
+ * run, 2026-11-27.) `bufferBytes` is what callers allocate: the struct with room to spare, so a
+ * later CUDA that grows it again cannot write past the buffer.
  */
-export const CUDA_POINTER_ATTRIBUTES = { size: 24, type: 0, device: 4, devicePointer: 8, hostPointer: 16 } as const;
+export const CUDA_POINTER_ATTRIBUTES = { size: 88, bufferBytes: 256, type: 0, device: 4, devicePointer: 8, hostPointer: 16 } as const;
 
 /** UCS memory type numbers (ucs_memory_type_t) used on the wire by UCXX's AM header. */
 export const UCS_MEMORY_TYPE_HOST = 0;

@@ -138,8 +138,10 @@ int cudaMallocHost(void **out, size_t size) {
   return OK;
 }
 
-/* struct cudaPointerAttributes (CUDA >= 11): type i32 @0, device i32 @4, devicePointer @8, hostPointer @16. */
-struct attrs { int type; int device; void *devicePointer; void *hostPointer; };
+/* struct cudaPointerAttributes (CUDA >= 11): type i32 @0, device i32 @4, devicePointer @8, hostPointer @16,
+   then long reserved[8]. The real layout (CUDA 11-13, LP64: 88 bytes): cudart writes the whole struct, reserved words
+   included, and so does the stand-in, so a caller's too-small buffer is overrun here too. */
+struct attrs { int type; int device; void *devicePointer; void *hostPointer; long reserved[8]; };
 
 int cudaPointerGetAttributes(struct attrs *out, const void *p) {
   if (!out) return INVALID_VALUE;

@@ -26,7 +26,7 @@ export interface PointerAttributes {
 /** Ask libcudart what `address` is. */
 export function pointerAttributes(address: Pointer): PointerAttributes {
   const cuda = requireCuda("pointerAttributes");
-  const attrs = new Uint8Array(ATTR.size);
+  const attrs = new Uint8Array(ATTR.bufferBytes);
   cudaCheck(cuda, cuda.cudaPointerGetAttributes(ucx().addressOf(attrs), address), "cudaPointerGetAttributes");
   const view = new DataView(attrs.buffer);
   const type = view.getInt32(ATTR.type, true);
