@@ -35,23 +35,35 @@ chmod +x .device/run.sh
 # thread's entry beside them (thread mode loads it by file); the stand-in's C source goes along
 # (compiled there if the device has a C compiler, else its variant skips and says why).
 mkdir -p .device/pkg/test/gpu .device/pkg/test/cuda .device/pkg/bench
-for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts test/helpers/gpu-pipeline.ts src/core/engine/progress-thread.ts; do
-  out=".device/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = progress-thread.ts ] && echo js || echo mjs)"
+for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts test/helpers/gpu-pipeline.ts src/core/engine/engine-thread.ts; do
+  out=".device/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = engine-thread.ts ] && echo js || echo mjs)"
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$out" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
 cp test/cuda/standin-cudart.c .device/pkg/test/cuda/
 cp bench/run-gpu.mjs bench/gpu-peer.mjs .device/pkg/bench/
+# A fallback UCX: Debian's 1.13 libraries from this machine (about 3 MB), used on the device only
+# when its own loader has no libucp (the device image is expected to carry Ubuntu's 1.16).
+mkdir -p .device/ucx-fallback
+for lib in libucp.so.0 libuct.so.0 libucs.so.0 libucm.so.0 libnuma.so.1; do
+  f="$( (ldconfig -p 2>/dev/null | grep -o "/[^ ]*/$lib\$" | head -1) || true)"
+  [ -n "$f" ] && cp -L "$f" .device/ucx-fallback/
+done
+[ -d /usr/lib/x86_64-linux-gnu/ucx ] && cp -rL /usr/lib/x86_64-linux-gnu/ucx .device/ucx-fallback/
 cat > .device/run-gpu.sh <<'RUN'
 #!/bin/sh
-# On the device machine: the GPU tests (the stand-in at the usual sizes, to show the bundle works
-# there; the real libcudart from 1 B to 1 GiB), then the GPU benchmark against the real libcudart.
+# On the device machine: what the machine has (env.log), the GPU tests (the stand-in at the usual
+# sizes, to show the bundle works there; the real libcudart from 1 B to 1 GiB), the GPU benchmark
+# against the real libcudart, and a short point-to-point perf run against ucx_perftest.
 # Logs go to $OUT when it is set (the device tool brings $OUT back), else /tmp.
-#   sh .device/run-gpu.sh            both
-#   sh .device/run-gpu.sh tests      tests only
-#   sh .device/run-gpu.sh bench      benchmark only
-# The exit status is non-zero when a test or the benchmark failed. Output is written to the log
-# first and then shown: a pipe into tee would report tee's status and hide failures.
+#   sh .device/run-gpu.sh            all four
+#   sh .device/run-gpu.sh tests      environment and tests only
+#   sh .device/run-gpu.sh bench      environment and benchmark only
+#   sh .device/run-gpu.sh p2p        environment and the perf run only
+# Each step has its own time limit (GPU_TESTS_TIMEOUT, GPU_BENCH_TIMEOUT, P2P_TIMEOUT, seconds),
+# so that one hang cannot spend the whole device call. The exit status is non-zero when a step
+# failed. Output is written to the log first and then shown: a pipe into tee would report tee's
+# status and hide failures.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 node="${TMPDIR:-/tmp}/ucx-ts-node"
@@ -60,20 +72,37 @@ cd "$here/pkg"
 what="${1:-all}"
 logs="${OUT:-/tmp}"
 status=0
-nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not found"
-run() { # run <log name> <command...>
+if ! ldconfig -p 2>/dev/null | grep -q 'libucp\.so\.0 '; then
+  echo "no libucp on the loader path: using the carried UCX ($here/ucx-fallback)"
+  export UCX_TS_LIBDIR="$here/ucx-fallback" LD_LIBRARY_PATH="$here/ucx-fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+{
+  date -u; uname -r; nproc; "$node" --version
+  nvidia-smi -L 2>&1 || echo "nvidia-smi: not found"
+  ls -l /dev/nvidia* 2>&1 | head -5
+  ldconfig -p 2>/dev/null | grep -E 'libuc[pst]\.so|libcudart' || echo "ldconfig: no libucp/libcudart"
+  command -v ucx_info >/dev/null && { ucx_info -v; ucx_info -d | grep -iE 'memory domain|transport|memory types' | sort | uniq -c | head -40; } || echo "ucx_info: not found"
+  command -v cc gcc ucx_perftest 2>&1
+  "$node" "$here/pkg/bin/ucx-ts.mjs" info 2>&1 | head -40
+} > "$logs/env.log" 2>&1
+cat "$logs/env.log"
+run() { # run <log name> <seconds> <command...>
   name="$1"
-  shift
-  "$@" > "$logs/$name.log" 2>&1 || { echo "FAILED ($?): $*" >> "$logs/$name.log"; status=1; }
+  limit="$2"
+  shift 2
+  timeout -k 5 "$limit" "$@" > "$logs/$name.log" 2>&1 || { echo "FAILED ($?, 124 = over ${limit} s): $*" >> "$logs/$name.log"; status=1; }
   cat "$logs/$name.log"
 }
-if [ "$what" != bench ]; then
-  run gpu-tests-standin env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=stand-in "$node" test/gpu/gpu.test.mjs
-  run gpu-tests-real env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=real UCX_TS_GPU_FULL=1 "$node" test/gpu/gpu.test.mjs
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  run gpu-tests-standin 120 env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=stand-in "$node" test/gpu/gpu.test.mjs
+  run gpu-tests-real "${GPU_TESTS_TIMEOUT:-300}" env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=real UCX_TS_GPU_FULL=1 "$node" test/gpu/gpu.test.mjs
 fi
-if [ "$what" != tests ]; then
-  run gpu-bench "$node" bench/run-gpu.mjs ${GPU_BENCH_ARGS:-}
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  run gpu-bench "${GPU_BENCH_TIMEOUT:-180}" "$node" bench/run-gpu.mjs ${GPU_BENCH_ARGS:-}
   if [ -n "${OUT:-}" ]; then cp bench/results/gpu-*.json "$OUT/" 2>/dev/null || true; fi
+fi
+if [ "$what" = all ] || [ "$what" = p2p ]; then
+  run p2p-perf "${P2P_TIMEOUT:-90}" "$node" bin/ucx-ts.mjs perf --tests tag_lat,tag_bw,am_bw,put_bw --sizes 8,65536,1048576 --mode polling --error-handling none --compare
 fi
 exit $status
 RUN
