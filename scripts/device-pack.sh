@@ -1,7 +1,11 @@
 #!/bin/sh
 # Packs what the device machine (a GPU host without Node) needs to run ucx-ts from its build:
 # this machine's node binary (xz), dist/, bin/, package.json and koffi, into .device/ (ignored,
-# carried with the device tool's `carry: [".device"]`, about 30 MB of its 64 MiB limit).
+# carried with the device tool's `carry: [".device"]`, about 42 MB of its 64 MiB limit).
+#   sh scripts/device-pack.sh [node|bun|deno]
+# With bun or deno it packs that runtime's binary instead of node's, into .device-bun/ or
+# .device-deno/ (39 and 31 MB of xz: each runtime is its own device call, as two would not fit
+# the 64 MiB carry), for the GPU tests under that runtime (`run-gpu.sh tests`).
 # On the device:   sh .device/run.sh <ucx-ts arguments>
 #                  sh .device/run-gpu.sh tests    (GPU tests, issue 25)
 #                  sh .device/run-gpu.sh bench    (GPU benchmark)
@@ -9,49 +13,59 @@
 #   e.g.           sh .device/run.sh perf --mode thread --tests tag_lat,tag_bw --sizes 8,1048576 --compare --error-handling none
 set -eu
 cd "$(dirname "$0")/.."
+rt="${1:-node}"
+case "$rt" in
+  node) dir=.device; binary="$(command -v node)" ;;
+  bun) dir=.device-bun; binary="$(readlink -f node_modules/.bin/bun)" ;;
+  deno) dir=.device-deno; binary="$(readlink -f node_modules/.bin/deno)" ;;
+  *) echo "usage: sh scripts/device-pack.sh [node|bun|deno]" >&2; exit 2 ;;
+esac
 npm run build >/dev/null
-rm -rf .device
-mkdir -p .device/pkg/node_modules
-xz -T0 -c "$(command -v node)" > .device/node.xz
-cp -r dist bin package.json .device/pkg/
-cp -r node_modules/koffi .device/pkg/node_modules/
-# koffi's native module lives in a package of its own per platform (x64 glibc: the device's).
-mkdir -p .device/pkg/node_modules/@koromix
-cp -r node_modules/@koromix/koffi-linux-x64 .device/pkg/node_modules/@koromix/
-cat > .device/run.sh <<'RUN'
-#!/bin/sh
-# Unpacks node (once) and runs the ucx-ts CLI from the carried build.
-set -eu
-here="$(cd "$(dirname "$0")" && pwd)"
-node="${TMPDIR:-/tmp}/ucx-ts-node"
-[ -x "$node" ] || { xz -dc "$here/node.xz" > "$node.part" && chmod +x "$node.part" && mv "$node.part" "$node"; }
-cd "$here/pkg"
-exec "$node" bin/ucx-ts.mjs "$@"
-RUN
-chmod +x .device/run.sh
+rm -rf "$dir"
+mkdir -p "$dir/pkg/node_modules"
+xz -T0 -c "$binary" > "$dir/$rt.xz"
+cp -r dist bin package.json "$dir/pkg/"
+if [ "$rt" = node ]; then
+  cp -r node_modules/koffi "$dir/pkg/node_modules/"
+  # koffi's native module lives in a package of its own per platform (x64 glibc: the device's).
+  mkdir -p "$dir/pkg/node_modules/@koromix"
+  cp -r node_modules/@koromix/koffi-linux-x64 "$dir/pkg/node_modules/@koromix/"
+fi
+# The runtime's binary is unpacked once per machine; $js is how a plain .mjs file is run with it.
+unpack='here="$(cd "$(dirname "$0")" && pwd)"
+for rt in node bun deno; do [ -f "$here/$rt.xz" ] && break; done
+bin="${TMPDIR:-/tmp}/ucx-ts-$rt"
+[ -x "$bin" ] || { xz -dc "$here/$rt.xz" > "$bin.part" && chmod +x "$bin.part" && mv "$bin.part" "$bin"; }
+if [ "$rt" = deno ]; then js="$bin run -A"; else js="$bin"; fi'
+{
+  printf '%s\n' '#!/bin/sh' '# Unpacks the runtime (once) and runs the ucx-ts CLI from the carried build.' 'set -eu' "$unpack"
+  printf '%s\n' 'cd "$here/pkg"' 'exec $js bin/ucx-ts.mjs "$@"'
+} > "$dir/run.sh"
+chmod +x "$dir/run.sh"
 
 # GPU memory (issue 25): the GPU tests and the GPU benchmark, runnable with the bare node binary.
 # The tests are bundled into plain JavaScript (esbuild, koffi left external), with the progress
 # thread's entry beside them (thread mode loads it by file); the stand-in's C source goes along
 # (compiled there if the device has a C compiler, else its variant skips and says why).
-mkdir -p .device/pkg/test/gpu .device/pkg/test/cuda .device/pkg/bench
+mkdir -p "$dir/pkg/test/gpu" "$dir/pkg/test/cuda" "$dir/pkg/bench"
 for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts test/helpers/gpu-pipeline.ts src/core/engine/engine-thread.ts; do
-  out=".device/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = engine-thread.ts ] && echo js || echo mjs)"
+  out="$dir/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = engine-thread.ts ] && echo js || echo mjs)"
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$out" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
-cp test/cuda/standin-cudart.c .device/pkg/test/cuda/
-cp bench/run-gpu.mjs bench/gpu-peer.mjs .device/pkg/bench/
+cp test/cuda/standin-cudart.c "$dir/pkg/test/cuda/"
+cp bench/run-gpu.mjs bench/gpu-peer.mjs "$dir/pkg/bench/"
 # A fallback UCX: Debian's 1.13 libraries from this machine (about 3 MB), used on the device only
 # when its own loader has no libucp (the device image is expected to carry Ubuntu's 1.16).
-mkdir -p .device/ucx-fallback
+mkdir -p "$dir/ucx-fallback"
 for lib in libucp.so.0 libuct.so.0 libucs.so.0 libucm.so.0 libnuma.so.1; do
   f="$( (ldconfig -p 2>/dev/null | grep -o "/[^ ]*/$lib\$" | head -1) || true)"
-  [ -n "$f" ] && cp -L "$f" .device/ucx-fallback/
+  [ -n "$f" ] && cp -L "$f" "$dir/ucx-fallback/"
 done
-[ -d /usr/lib/x86_64-linux-gnu/ucx ] && cp -rL /usr/lib/x86_64-linux-gnu/ucx .device/ucx-fallback/
-cat > .device/run-gpu.sh <<'RUN'
-#!/bin/sh
+[ -d /usr/lib/x86_64-linux-gnu/ucx ] && cp -rL /usr/lib/x86_64-linux-gnu/ucx "$dir/ucx-fallback/"
+{
+printf '%s\n' '#!/bin/sh'
+cat <<'RUN'
 # On the device machine: what the machine has (env.log), the GPU tests (the stand-in at the usual
 # sizes, to show the bundle works there; the real libcudart from 1 B to 1 GiB), the GPU benchmark
 # against the real libcudart, and a short point-to-point perf run against ucx_perftest.
@@ -64,10 +78,11 @@ cat > .device/run-gpu.sh <<'RUN'
 # so that one hang cannot spend the whole device call. The exit status is non-zero when a step
 # failed. Output is written to the log first and then shown: a pipe into tee would report tee's
 # status and hide failures.
+# The runtime is whichever was packed (node, bun or deno: scripts/device-pack.sh [runtime]).
 set -u
-here="$(cd "$(dirname "$0")" && pwd)"
-node="${TMPDIR:-/tmp}/ucx-ts-node"
-[ -x "$node" ] || { xz -dc "$here/node.xz" > "$node.part" && chmod +x "$node.part" && mv "$node.part" "$node"; }
+RUN
+printf '%s\n' "$unpack"
+cat <<'RUN'
 cd "$here/pkg"
 what="${1:-all}"
 logs="${OUT:-/tmp}"
@@ -77,13 +92,13 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libucp\.so\.0 '; then
   export UCX_TS_LIBDIR="$here/ucx-fallback" LD_LIBRARY_PATH="$here/ucx-fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 {
-  date -u; uname -r; nproc; "$node" --version
+  date -u; uname -r; nproc; "$bin" --version
   nvidia-smi -L 2>&1 || echo "nvidia-smi: not found"
   ls -l /dev/nvidia* 2>&1 | head -5
   ldconfig -p 2>/dev/null | grep -E 'libuc[pst]\.so|libcudart' || echo "ldconfig: no libucp/libcudart"
   command -v ucx_info >/dev/null && { ucx_info -v; ucx_info -d | grep -iE 'memory domain|transport|memory types' | sort | uniq -c | head -40; } || echo "ucx_info: not found"
   command -v cc gcc ucx_perftest 2>&1
-  "$node" "$here/pkg/bin/ucx-ts.mjs" info 2>&1 | head -40
+  $js "$here/pkg/bin/ucx-ts.mjs" info 2>&1 | head -40
 } > "$logs/env.log" 2>&1
 cat "$logs/env.log"
 run() { # run <log name> <seconds> <command...>
@@ -94,23 +109,24 @@ run() { # run <log name> <seconds> <command...>
   cat "$logs/$name.log"
 }
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  run gpu-tests-standin 120 env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=stand-in "$node" test/gpu/gpu.test.mjs
-  run gpu-tests-real "${GPU_TESTS_TIMEOUT:-300}" env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=real UCX_TS_GPU_FULL=1 "$node" test/gpu/gpu.test.mjs
+  run gpu-tests-standin 120 env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=stand-in $js test/gpu/gpu.test.mjs
+  run gpu-tests-real "${GPU_TESTS_TIMEOUT:-300}" env UCX_TS_GPU_BUNDLE=1 UCX_TS_GPU_ONLY=real UCX_TS_GPU_FULL=1 $js test/gpu/gpu.test.mjs
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
-  run gpu-bench "${GPU_BENCH_TIMEOUT:-180}" "$node" bench/run-gpu.mjs ${GPU_BENCH_ARGS:-}
+  run gpu-bench "${GPU_BENCH_TIMEOUT:-180}" $js bench/run-gpu.mjs ${GPU_BENCH_ARGS:-}
   if [ -n "${OUT:-}" ]; then cp bench/results/gpu-*.json "$OUT/" 2>/dev/null || true; fi
 fi
 if [ "$what" = all ] || [ "$what" = p2p ]; then
-  run p2p-perf "${P2P_TIMEOUT:-90}" "$node" bin/ucx-ts.mjs perf --tests tag_lat,tag_bw,am_bw,put_bw --sizes 8,65536,1048576 --mode polling --error-handling none --compare
+  run p2p-perf "${P2P_TIMEOUT:-90}" $js bin/ucx-ts.mjs perf --tests tag_lat,tag_bw,am_bw,put_bw --sizes 8,65536,1048576 --mode polling --error-handling none --compare
 fi
 exit $status
 RUN
-chmod +x .device/run-gpu.sh
-du -sh .device
+} > "$dir/run-gpu.sh"
+chmod +x "$dir/run-gpu.sh"
+du -sh "$dir"
 cat <<'NEXT'
-Packed. On the device machine, one call of the device tool each, carrying .device:
-  run(command: "sh .device/run-gpu.sh tests", carry: [".device"])
-  run(command: "sh .device/run-gpu.sh bench", carry: [".device"])
+Packed. On the device machine, one call of the device tool (node: tests, bench and p2p fit one
+call of a few minutes; bun and deno: tests), carrying the folder:
+  run(command: "sh DIR/run-gpu.sh", carry: ["DIR"])        (DIR: .device, .device-bun, .device-deno)
 Logs and bench/results/gpu-*.json come back under $OUT.
 NEXT

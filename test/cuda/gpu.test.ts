@@ -17,13 +17,13 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { realCudart, standinCudart } from "../helpers/cuda-standin.ts";
 import { skipWithReason } from "../helpers/skip.ts";
-import { repoRoot, runArgv, runtimeArgv, type ChildResult } from "../helpers/spawn.ts";
+import { javascriptArgv, repoRoot, runArgv, runtimeArgv, type ChildResult } from "../helpers/spawn.ts";
 
 const BUNDLE = process.env.UCX_TS_GPU_BUNDLE === "1";
 
 /** argv of a GPU peer (gpu-peer, gpu-api): its TypeScript under this runtime, or its bundle. */
 function peerArgv(name: string): [string, ...string[]] {
-  return BUNDLE ? [process.execPath, `${repoRoot}test/gpu/${name}.mjs`] : runtimeArgv(`test/helpers/${name}.ts`);
+  return BUNDLE ? javascriptArgv(`${repoRoot}test/gpu/${name}.mjs`) : runtimeArgv(`test/helpers/${name}.ts`);
 }
 
 /** Run a GPU peer to its end, with a watchdog. */

@@ -16,6 +16,11 @@ export function runtimeArgv(script: string): [string, ...string[]] {
   return [process.execPath, "--import", "tsx", script];
 }
 
+/** argv to run plain JavaScript `file` (a bundle: no TypeScript loader needed) under the current runtime. */
+export function javascriptArgv(file: string): [string, ...string[]] {
+  return runtime === "deno" ? [process.execPath, "run", "-A", file] : [process.execPath, file];
+}
+
 export interface ChildResult {
   readonly code: number | null;
   /** The signal that ended the child, if one did. */
