@@ -21,7 +21,8 @@ const FRAMES = 8;
 
 const [role, portArg, planArg] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 540_000).unref?.();
-const worker = await Worker.create({ progressMode: "thread" });
+// run-gpu.mjs --error-handling: both sides the same (none lets UCX pick shared memory).
+const worker = await Worker.create({ progressMode: "thread", errorHandling: process.env.UCX_TS_BENCH_ERROR_HANDLING ?? "peer" });
 
 function frames(size, make) {
   const each = Math.ceil(size / FRAMES);

@@ -10,6 +10,7 @@
 //   --quick   2 and 4 ranks, 8 B and 1 MiB, a fifth of the iterations: a smoke run (~1 min)
 //   --phases  only the per-step breakdown of one 8 B allreduce (and the p2p round trip)
 //   --allreduce-plans  allreduce only, once per listed plan id (UCX_TS_SW_* etc. pass through to the ranks)
+//   UCG_BENCH_MPI_BINARY=path  a prebuilt bench/mpi/coll-lat for --compare-mpi (mpirun but no mpicc here)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -72,7 +73,10 @@ const MPI_OPTIONS = [
 
 type Point = { coll: string; ranks: number; bytes: number; iters: number; mean_us: number; median_us: number; plan?: string };
 
-function buildMpi(): { binary: string; dir: string } {
+function buildMpi(): { binary: string; dir?: string } {
+  // A prebuilt coll-lat (a machine with mpirun but no mpicc, e.g. the device machine's pack).
+  const prebuilt = process.env.UCG_BENCH_MPI_BINARY;
+  if (prebuilt) return { binary: prebuilt };
   const setup = spawnSync("sh", ["scripts/setup-mpi"], { stdio: "inherit" });
   if (setup.status !== 0) {
     console.error("--compare-mpi: Open MPI is not installed and scripts/setup-mpi could not install it (see above)");
@@ -100,7 +104,8 @@ async function runUcxTs(n: number): Promise<{ size: number; rows: Point[]; phase
   const lines: string[] = [];
   const r = await launch({
     n,
-    script: "bench/ucg-rank.ts",
+    // The bundle (scripts/device-pack.sh: plain JavaScript for a bare node) runs the bundled rank.
+    script: import.meta.url.endsWith(".ts") ? "bench/ucg-rank.ts" : "bench/ucg-rank.mjs",
     env: { UCG_BENCH_SIZES: sizes, UCG_BENCH_ERRORS: errors, UCG_BENCH_PROGRESS: progress || undefined, UCG_BENCH_SCALE: String(scale), UCG_BENCH_PHASES_ONLY: phasesOnly ? "1" : undefined, UCG_BENCH_ALLREDUCE_PLANS: allreducePlans || undefined },
     timeoutMs: 900_000,
     onLine: (rank, _s, l) => lines.push(`[${rank}] ${l}`),
@@ -151,7 +156,7 @@ try {
     console.log(`  ${n} ranks done (load ${load()})`);
   }
 } finally {
-  if (mpi) rmSync(mpi.dir, { recursive: true, force: true });
+  if (mpi?.dir) rmSync(mpi.dir, { recursive: true, force: true });
 }
 
 /** The issue's targets: at most 2x Open MPI at 8 B, within 20 % from 1 MiB. */

@@ -47,12 +47,24 @@ chmod +x "$dir/run.sh"
 # The tests are bundled into plain JavaScript (esbuild, koffi left external), with the progress
 # thread's entry beside them (thread mode loads it by file); the stand-in's C source goes along
 # (compiled there if the device has a C compiler, else its variant skips and says why).
-mkdir -p "$dir/pkg/test/gpu" "$dir/pkg/test/cuda" "$dir/pkg/bench"
+mkdir -p "$dir/pkg/test/gpu" "$dir/pkg/test/cuda" "$dir/pkg/bench" "$dir/pkg/bench/results"
 for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts test/helpers/gpu-pipeline.ts src/core/engine/engine-thread.ts; do
   out="$dir/pkg/test/gpu/$(basename "$f" .ts).$( [ "$(basename "$f")" = engine-thread.ts ] && echo js || echo mjs)"
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$out" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
+# The collectives benchmark (issue 23) and its rank, bundled likewise (the engine's thread entry
+# beside them), with Open MPI's side: bench/mpi/coll-lat.c built here too, for a device with
+# mpirun but no mpicc (UCG_BENCH_MPI_BINARY; Open MPI 4.x keeps libmpi.so.40's ABI).
+for f in bench/ucg.ts bench/ucg-rank.ts; do
+  node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$dir/pkg/bench/$(basename "$f" .ts).mjs" \
+    --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
+done
+cp "$dir/pkg/test/gpu/engine-thread.js" "$dir/pkg/bench/"
+mkdir -p "$dir/pkg/bench/mpi" "$dir/pkg/scripts"
+cp bench/mpi/coll-lat.c "$dir/pkg/bench/mpi/"
+cp scripts/setup-mpi "$dir/pkg/scripts/"
+if command -v mpicc >/dev/null 2>&1; then mpicc -O2 -o "$dir/coll-lat" bench/mpi/coll-lat.c; fi
 cp test/cuda/standin-cudart.c "$dir/pkg/test/cuda/"
 cp bench/run-gpu.mjs bench/gpu-peer.mjs "$dir/pkg/bench/"
 # A fallback UCX: Debian's 1.13 libraries from this machine (about 3 MB), used on the device only
@@ -74,6 +86,7 @@ cat <<'RUN'
 #   sh .device/run-gpu.sh tests      environment and tests only
 #   sh .device/run-gpu.sh bench      environment and benchmark only
 #   sh .device/run-gpu.sh p2p        environment and the perf run only
+#   sh .device/run-gpu.sh ucg        environment and the collectives benchmark against Open MPI
 # Each step has its own time limit (GPU_TESTS_TIMEOUT, GPU_BENCH_TIMEOUT, P2P_TIMEOUT, seconds),
 # so that one hang cannot spend the whole device call. The exit status is non-zero when a step
 # failed. Output is written to the log first and then shown: a pipe into tee would report tee's
@@ -115,6 +128,12 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   run gpu-bench "${GPU_BENCH_TIMEOUT:-180}" $js bench/run-gpu.mjs ${GPU_BENCH_ARGS:-}
   if [ -n "${OUT:-}" ]; then cp bench/results/gpu-*.json "$OUT/" 2>/dev/null || true; fi
+fi
+if [ "$what" = ucg ]; then
+  # Collectives against Open MPI, same run (not in "all": minutes). UCG_ARGS picks ranks/sizes.
+  command -v mpicc >/dev/null 2>&1 || export UCG_BENCH_MPI_BINARY="$here/coll-lat"
+  run ucg-bench "${UCG_TIMEOUT:-400}" $js bench/ucg.mjs --compare-mpi ${UCG_ARGS:---ranks 2,4,8 --sizes 8,1048576}
+  if [ -n "${OUT:-}" ]; then cp bench/results/ucg-*.json "$OUT/" 2>/dev/null || true; fi
 fi
 if [ "$what" = all ] || [ "$what" = p2p ]; then
   run p2p-perf "${P2P_TIMEOUT:-90}" $js bin/ucx-ts.mjs perf --tests tag_lat,tag_bw,am_bw,put_bw --sizes 8,65536,1048576 --mode polling --error-handling none --compare
