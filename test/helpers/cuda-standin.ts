@@ -1,13 +1,14 @@
 /**
- * The stand-in libcudart (test/cuda/standin-cudart.c), compiled once per test process into a
- * temporary folder with the C compiler, and the choice of which libcudart a GPU test runs
- * against: the stand-in everywhere, the real one where a CUDA runtime and a GPU exist.
+ * The stand-in libcudart (test/cuda/standin-cudart.c), compiled once with the C compiler
+ * (compiled.ts: one file per source, reused by every test process and run), and the choice of
+ * which libcudart a GPU test runs against: the stand-in everywhere, the real one where a CUDA
+ * runtime and a GPU exist.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { compileOnce } from "./compiled.ts";
 import { repoRoot } from "./spawn.ts";
 
 const SOURCE = join(repoRoot, "test/cuda/standin-cudart.c");
@@ -15,15 +16,7 @@ let built: { path: string } | { reason: string } | undefined;
 
 /** The stand-in's path, or why it could not be built. */
 export function standinCudart(): { path: string } | { reason: string } {
-  if (built) return built;
-  const path = join(mkdtempSync(join(tmpdir(), "ucx-ts-cudart-")), "libcudart-standin.so");
-  try {
-    execFileSync("cc", ["-O2", "-shared", "-fPIC", "-o", path, SOURCE, "-lpthread"], { stdio: "pipe" });
-    built = { path };
-  } catch (e) {
-    built = { reason: `cannot compile ${SOURCE}: ${(e as Error).message.split("\n")[0]}` };
-  }
-  return built;
+  return (built ??= compileOnce("libcudart-standin.so", SOURCE, ["-O2", "-shared", "-fPIC"], ["-lpthread"]));
 }
 
 /** Where a real libcudart may be (CUDA's default install and the loader path's sonames). */

@@ -4,7 +4,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -155,22 +155,26 @@ test("bad protocol configuration is a clear UcxError", () => {
 
 test("a calibration file is read per progress mode; a broken one is ignored, not fatal", () => {
   const dir = mkdtempSync(join(tmpdir(), "ucx-ts-cal-"));
-  const good = join(dir, "good.json");
-  const file = { format: "ucx-ts-calibration/1", date: "2026-11-23", host: "h", cores: 2, ucx: "1.13.1", runtime: "node", modes: { polling: { zcopy: { c: 1, m: 0.0001 } } } };
-  writeFileSync(good, JSON.stringify(file));
-  assert.equal(loadCalibratedCosts(good, "polling"), { zcopy: { c: 1, m: 0.0001 } });
-  assert.equal(loadCalibratedCosts(good, "thread"), {});
-  assert.equal(loadCalibratedCosts(join(dir, "absent.json"), "thread"), {});
-  const bad = join(dir, "bad.json");
-  writeFileSync(bad, JSON.stringify({ ...file, modes: { polling: { warp: { c: 1, m: 0 } } } }));
-  assert.throws(() => parseCalibration(JSON.stringify({ ...file, modes: { polling: { warp: { c: 1, m: 0 } } } })), /unknown protocol 'warp'/);
-  assert.equal(loadCalibratedCosts(bad, "polling"), {});
-  // A selector takes the file's lines (and says so), configuration over them.
-  const s = new ProtocolSelector("polling", 192, { calibration: good });
-  assert.is(s.calibrationPath, good);
-  const zc = s.describe()[0]!.candidates.find((c) => c.protocol === "zcopy")!;
-  assert.is(zc.source, "calibration");
-  assert.equal(zc.cost, { c: 1, m: 0.0001 });
+  try {
+    const good = join(dir, "good.json");
+    const file = { format: "ucx-ts-calibration/1", date: "2026-11-23", host: "h", cores: 2, ucx: "1.13.1", runtime: "node", modes: { polling: { zcopy: { c: 1, m: 0.0001 } } } };
+    writeFileSync(good, JSON.stringify(file));
+    assert.equal(loadCalibratedCosts(good, "polling"), { zcopy: { c: 1, m: 0.0001 } });
+    assert.equal(loadCalibratedCosts(good, "thread"), {});
+    assert.equal(loadCalibratedCosts(join(dir, "absent.json"), "thread"), {});
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ ...file, modes: { polling: { warp: { c: 1, m: 0 } } } }));
+    assert.throws(() => parseCalibration(JSON.stringify({ ...file, modes: { polling: { warp: { c: 1, m: 0 } } } })), /unknown protocol 'warp'/);
+    assert.equal(loadCalibratedCosts(bad, "polling"), {});
+    // A selector takes the file's lines (and says so), configuration over them.
+    const s = new ProtocolSelector("polling", 192, { calibration: good });
+    assert.is(s.calibrationPath, good);
+    const zc = s.describe()[0]!.candidates.find((c) => c.protocol === "zcopy")!;
+    assert.is(zc.source, "calibration");
+    assert.equal(zc.cost, { c: 1, m: 0.0001 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a selector's tables follow its costs and are rebuilt by configure()", () => {
