@@ -4,22 +4,22 @@
  * (progress-thread.ts) or hybrid mode's fd watcher (fd-watcher-thread.ts); one thread may run
  * either, one at a time, so UCX and koffi are loaded once per thread, not once per worker.
  *
- * After a progress job the thread collects its heap (why: below).
+ * After a progress job the thread collects its heap (why: below; during one, progress-thread.ts
+ * collects at rest: heap-collector.ts).
  *
  * A job that throws is not caught: the error ends the thread, as it did when each job had a
  * thread of its own, and the pool never hands that thread out again. The port's listener keeps
  * this thread's event loop alive between jobs; the application side unrefs the thread, so an
  * idle one never holds its process.
  */
-import v8 from "node:v8";
-import vm from "node:vm";
 import { parentPort } from "../../ffi/thread.ts";
 import { JOB_DONE, type JobKind } from "./thread-pool.ts";
 import { runProgressThread, type ThreadData } from "./progress-thread.ts";
 import { watchFd, type WatchData } from "./fd-watcher-thread.ts";
+import { heapCollector } from "./heap-collector.ts";
 
 const port = parentPort!;
-const collect = collector();
+const collect = heapCollector();
 
 async function runJob(kind: JobKind, data: unknown): Promise<void> {
   if (kind === "progress") await runProgressThread(data as ThreadData);
@@ -39,28 +39,3 @@ port.on("message", (m: { kind: JobKind; data: unknown }) => {
     if (m.kind === "progress") collect();
   });
 });
-
-/**
- * A full collection of this thread's heap: the runtime's `gc` where the process exposes it
- * (--expose-gc), Bun's `Bun.gc`, or V8's, reached through a context made while the flag is on
- * for that moment only (Node, Deno); nothing where none of these works.
- */
-function collector(): () => void {
-  const g = globalThis as { gc?: () => void; Bun?: { gc(full: boolean): void } };
-  if (g.gc) return g.gc;
-  const bun = g.Bun;
-  if (bun) return () => bun.gc(true);
-  try {
-    v8.setFlagsFromString("--expose-gc");
-    const gc = vm.runInNewContext("gc") as () => void;
-    return typeof gc === "function" ? gc : () => {};
-  } catch {
-    return () => {};
-  } finally {
-    try {
-      v8.setFlagsFromString("--no-expose-gc");
-    } catch {
-      // the flag stays as it was where it could not be set either
-    }
-  }
-}

@@ -27,6 +27,7 @@ import { CompletionWriter } from "./completion-writer.ts";
 import type { EngineOptions, Submission } from "./engine.ts";
 import { Executor } from "./executor.ts";
 import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
+import { AtRestCollector, heapCollector } from "./heap-collector.ts";
 import { CompletionKind, Op, SUB } from "./records.ts";
 import { ucx } from "../library.ts";
 import { APP_ACTIVE, APP_WAITING, CONSUMER_SLEEPING, PROCESS_EXITING, Ring, SIGNALERS, WORKER_GOING } from "./ring.ts";
@@ -160,6 +161,8 @@ export async function runProgressThread(data: ThreadData): Promise<void> {
 
   /** No arm before this: the last one found UCX busy (see ARM_BUSY_BACKOFF_MS). */
   let armAfter = 0;
+  // This thread's heap, collected now and then as it goes to sleep (heap-collector.ts).
+  const heap = new AtRestCollector(heapCollector(), performance.now());
   for (;;) {
     // The process is exiting with this worker still open: leave UCX to the OS and return, so
     // the runtime can end this thread (Node waits for a thread stuck in ucp_worker_wait).
@@ -194,6 +197,7 @@ export async function runProgressThread(data: ThreadData): Promise<void> {
     }
     if (work > 0 || writer.backlog > 0) {
       spin.worked(performance.now(), appActive());
+      heap.work();
       continue;
     }
     const now = performance.now();
@@ -201,6 +205,9 @@ export async function runProgressThread(data: ThreadData): Promise<void> {
     // UCX said busy at the last arm: progress a while before arming again (ARM_BUSY_BACKOFF_MS).
     if (now < armAfter) continue;
 
+    // About to sleep: collect this thread's heap if it is time; work that arrived meanwhile is
+    // seen below (the flag is not up yet, so no one signals).
+    heap.rest(now);
     // Idle: announce the sleep, then re-check the ring, then arm; any of the three seeing work
     // keeps us awake.
     Atomics.store(sub, CONSUMER_SLEEPING, 1);
