@@ -16,6 +16,7 @@ import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
 import { makeHeader, MAX_GROUP_ID } from "../src/ucg/channel.ts";
 import { CONTROL_COLL_TYPE } from "../src/ucg/coll-type.ts";
+import { ucx } from "../src/core/library.ts";
 
 const sizes = (process.env.UCG_BENCH_SIZES ?? "8,1024,65536,1048576,4194304").split(",").map(Number);
 const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
@@ -74,8 +75,12 @@ if (!phasesOnly) {
 }
 
 // The point-to-point round trip between ranks 0 and 1 through the channel the plans use (its
-// own group id, so it cannot meet a collective's message). Rank 0 posts its receive before its
-// send, as a plan's step does.
+// own group id, so it cannot meet a collective's message), on the path a plan's step takes:
+// channel.post + channel.postSend reporting through callbacks, then the step's synchronous poll
+// (channel.pollNow) and, past its budget, polling and yielding. Rank 0 posts its receive before
+// its send, as a plan's step does. (Until 2026-11-27 this row awaited worker.recv/ep.send through
+// worker.settled(), a path no collective takes: in blocking mode that driver made the row 16-28 us
+// where the step's path takes 4-10; bench/ucg-rtt.ts compares the paths.)
 debug("p2p");
 let p2pRoundTripUs: number | undefined;
 if (world.size > 1) {
@@ -84,17 +89,35 @@ if (world.size > 1) {
   const pong = new Uint8Array(8);
   const iters = iterationsFor(8);
   const trips: number[] = [];
+  const yieldCore = ucx().sched_yield;
+  let got = 0;
+  const arrived = () => void got++;
+  const sent = () => {};
+  const fail = (e: unknown) => {
+    throw e;
+  };
+  // Hybrid and thread modes: the engine progresses the worker; the step's path awaits.
+  const waitFor = (): Promise<void> | undefined => {
+    if (!ctx.channel.drivesSteps) return ctx.worker.settled(new Promise<void>((resolve) => void (function check() { if (got) resolve(); else setImmediate(check); })()));
+    ctx.channel.pollNow(() => got === 0);
+    while (got === 0) if (ctx.worker.progress() === 0) yieldCore();
+    return undefined;
+  };
   await barrier.start();
   for (let i = -Math.min(20, iters); i < iters; i++) {
+    got = 0;
     if (world.rank === 0) {
       const t = performance.now();
-      const back = ctx.worker.settled(ctx.channel.recv(pong, makeHeader(CONTROL_COLL_TYPE, 1, G)));
-      await ctx.channel.send(1, ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
-      await back;
+      ctx.channel.post(pong, Number(makeHeader(CONTROL_COLL_TYPE, 1, G)), arrived, fail);
+      ctx.channel.postSend(1, ping, Number(makeHeader(CONTROL_COLL_TYPE, 0, G)), sent, fail);
+      const w = waitFor();
+      if (w) await w;
       if (i >= 0) trips.push((performance.now() - t) * 1000);
     } else if (world.rank === 1) {
-      await ctx.worker.settled(ctx.channel.recv(ping, makeHeader(CONTROL_COLL_TYPE, 0, G)));
-      await ctx.channel.send(0, pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
+      ctx.channel.post(ping, Number(makeHeader(CONTROL_COLL_TYPE, 0, G)), arrived, fail);
+      const w = waitFor();
+      if (w) await w;
+      ctx.channel.postSend(0, pong, Number(makeHeader(CONTROL_COLL_TYPE, 1, G)), sent, fail);
     }
   }
   await barrier.start();
