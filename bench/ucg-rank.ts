@@ -1,6 +1,7 @@
 // One rank of the collectives benchmark (bench/ucg.ts). Measures what bench/mpi/coll-lat.c
 // measures on Open MPI's side, the same way, so the two columns compare:
-//  - allreduce (float64 sum), bcast (root 0) and alltoall latency over sizes: warm-up, then
+//  - allreduce (float64 sum), bcast (root 0) and alltoall latency over sizes: warm-up (1,000
+//    calls below 64 KiB, else 20: warmupFor), then
 //    `iters` timed calls, each preceded by an untimed barrier (a bcast root's sends return at
 //    once: without it back-to-back calls overlap); every rank's mean and median, and the maximum
 //    over ranks of each (the slowest rank is what a caller waits for);
@@ -39,9 +40,17 @@ const median = (a: readonly number[]) => [...a].sort((x, y) => x - y)[a.length >
 const mean = (a: readonly number[]) => a.reduce((s, x) => s + x, 0) / a.length;
 const round = (us: number) => Math.round(us * 100) / 100;
 
-/** Times `run` (ms -> us) `iters` times after a warm-up, a barrier before each call. */
-async function timeCalls(run: () => Promise<unknown>, iters: number): Promise<number[]> {
-  const warmup = Math.min(20, iters);
+/**
+ * Untimed calls before the timed ones. Small messages: 1,000 (UCG_BENCH_WARMUP), because V8 has
+ * not optimized the step's path after 20 calls: on a quiet 16-core host (2026-11-27) a 2-rank 8 B
+ * allreduce took 16-24 us after 20 warm-up calls and 5.6-6.5 us after 500, posting a step 7-12 us
+ * against 1.3-2.2, and the p2p row 22-30 us against 9-10 (ucx-ts perf's round trip there: 10-12).
+ * Large messages: 20 (each call is milliseconds of copying, and their path warms up as fast).
+ */
+const warmupFor = (bytes: number, iters: number) => (bytes < 65536 ? Number(process.env.UCG_BENCH_WARMUP ?? 1000) : Math.min(20, iters));
+
+/** Times `run` (ms -> us) `iters` times after `warmup` untimed calls, a barrier before each call. */
+async function timeCalls(run: () => Promise<unknown>, iters: number, warmup: number): Promise<number[]> {
   const times: number[] = [];
   for (let i = -warmup; i < iters; i++) {
     await barrier.start();
@@ -67,7 +76,7 @@ if (!phasesOnly) {
       const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum", plan });
       const iters = iterationsFor(bytes);
       debug(`${coll} ${bytes}`);
-      const times = await timeCalls(() => req.start(), iters);
+      const times = await timeCalls(() => req.start(), iters, warmupFor(bytes, iters));
       const worst = await world.allreduce(new Float64Array([mean(times), median(times)]), "max");
       rows.push({ coll, ranks: world.size, bytes, iters, mean_us: round(worst[0]!), median_us: round(worst[1]!), plan: req.plan.name });
     }
@@ -104,7 +113,7 @@ if (world.size > 1) {
     return undefined;
   };
   await barrier.start();
-  for (let i = -Math.min(20, iters); i < iters; i++) {
+  for (let i = -warmupFor(8, iters); i < iters; i++) {
     got = 0;
     if (world.rank === 0) {
       const t = performance.now();
@@ -132,7 +141,7 @@ await timeCalls(async () => {
   const t = performance.now();
   await probe.start();
   calls.push({ total: (performance.now() - t) * 1000, steps: probe.phaseTimes!.map((s) => ({ transfers: s.transfers, post: s.post * 1000, wait: s.wait * 1000, local: s.local * 1000 })) });
-}, iterationsFor(8));
+}, iterationsFor(8), warmupFor(8, iterationsFor(8)));
 const timed = calls.slice(-iterationsFor(8));
 const steps = (timed[0]?.steps ?? []).map((s, j) => ({
   transfers: s.transfers,
