@@ -129,6 +129,30 @@ for (const [name, run] of Object.entries(paths)) {
   }
   result[name] = row;
 }
+// Per rank: what posting one 8 B send to the peer costs (postSend alone, the peer receiving in
+// turn), and the transports of the endpoint to it: the two ranks are not alike (rank 0 is the
+// bootstrap's root), so both are reported.
+{
+  const posts = new Float64Array(iters);
+  await world.barrier();
+  for (let i = -300; i < iters; i++) {
+    const wantOut = rank === 0;
+    if (wantOut === (i % 2 === 0)) {
+      const t = performance.now();
+      channel.postSend(peer, out, mine, onSend, fail);
+      if (i >= 0) posts[i] = (performance.now() - t) * 1000;
+    } else {
+      postRecv();
+      pollStep();
+      if (i >= 0) posts[i] = NaN;
+    }
+  }
+  const mineUs = [...posts].filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  const transports = (await worker.settled(channel.endpointTo(peer).transports())).join(",");
+  const line = new TextEncoder().encode(JSON.stringify({ postSendP50: Math.round(mineUs[mineUs.length >> 1]! * 100) / 100, transports }).padEnd(200));
+  const both = await world.allgather(line);
+  result.perRank = [0, 1].map((r) => JSON.parse(new TextDecoder().decode(both.subarray(r * 200, r * 200 + 200)).trim()));
+}
 if (rank === 0) console.log(`UCG_RTT ${JSON.stringify(result)}`);
 await world.barrier();
 await ctx.close();
