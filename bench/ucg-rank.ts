@@ -1,6 +1,7 @@
 // One rank of the collectives benchmark (bench/ucg.ts). Measures what bench/mpi/coll-lat.c
 // measures on Open MPI's side, the same way, so the two columns compare:
-//  - allreduce (float64 sum), bcast (root 0) and alltoall latency over sizes: warm-up, then
+//  - allreduce (float64 sum), bcast (root 0) and alltoall latency over sizes: warm-up (1,000
+//    calls below 64 KiB, else 20: warmupFor), then
 //    `iters` timed calls, each preceded by an untimed barrier (a bcast root's sends return at
 //    once: without it back-to-back calls overlap); every rank's mean and median, and the maximum
 //    over ranks of each (the slowest rank is what a caller waits for);
@@ -16,6 +17,7 @@ import process from "node:process";
 import { UcgContext } from "../src/ucg/index.ts";
 import { makeHeader, MAX_GROUP_ID } from "../src/ucg/channel.ts";
 import { CONTROL_COLL_TYPE } from "../src/ucg/coll-type.ts";
+import { ucx } from "../src/core/library.ts";
 
 const sizes = (process.env.UCG_BENCH_SIZES ?? "8,1024,65536,1048576,4194304").split(",").map(Number);
 const scale = Number(process.env.UCG_BENCH_SCALE ?? "1") || 1;
@@ -38,9 +40,17 @@ const median = (a: readonly number[]) => [...a].sort((x, y) => x - y)[a.length >
 const mean = (a: readonly number[]) => a.reduce((s, x) => s + x, 0) / a.length;
 const round = (us: number) => Math.round(us * 100) / 100;
 
-/** Times `run` (ms -> us) `iters` times after a warm-up, a barrier before each call. */
-async function timeCalls(run: () => Promise<unknown>, iters: number): Promise<number[]> {
-  const warmup = Math.min(20, iters);
+/**
+ * Untimed calls before the timed ones. Small messages: 1,000 (UCG_BENCH_WARMUP), because V8 has
+ * not optimized the step's path after 20 calls: on a quiet 16-core host (2026-11-27) a 2-rank 8 B
+ * allreduce took 16-24 us after 20 warm-up calls and 5.6-6.5 us after 500, posting a step 7-12 us
+ * against 1.3-2.2, and the p2p row 22-30 us against 9-10 (ucx-ts perf's round trip there: 10-12).
+ * Large messages: 20 (each call is milliseconds of copying, and their path warms up as fast).
+ */
+const warmupFor = (bytes: number, iters: number) => (bytes < 65536 ? Number(process.env.UCG_BENCH_WARMUP ?? 1000) : Math.min(20, iters));
+
+/** Times `run` (ms -> us) `iters` times after `warmup` untimed calls, a barrier before each call. */
+async function timeCalls(run: () => Promise<unknown>, iters: number, warmup: number): Promise<number[]> {
   const times: number[] = [];
   for (let i = -warmup; i < iters; i++) {
     await barrier.start();
@@ -66,7 +76,7 @@ if (!phasesOnly) {
       const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }) : world.init(coll, { send, recv, op: "sum", plan });
       const iters = iterationsFor(bytes);
       debug(`${coll} ${bytes}`);
-      const times = await timeCalls(() => req.start(), iters);
+      const times = await timeCalls(() => req.start(), iters, warmupFor(bytes, iters));
       const worst = await world.allreduce(new Float64Array([mean(times), median(times)]), "max");
       rows.push({ coll, ranks: world.size, bytes, iters, mean_us: round(worst[0]!), median_us: round(worst[1]!), plan: req.plan.name });
     }
@@ -74,8 +84,12 @@ if (!phasesOnly) {
 }
 
 // The point-to-point round trip between ranks 0 and 1 through the channel the plans use (its
-// own group id, so it cannot meet a collective's message). Rank 0 posts its receive before its
-// send, as a plan's step does.
+// own group id, so it cannot meet a collective's message), on the path a plan's step takes:
+// channel.post + channel.postSend reporting through callbacks, then the step's synchronous poll
+// (channel.pollNow) and, past its budget, polling and yielding. Rank 0 posts its receive before
+// its send, as a plan's step does. (Until 2026-11-27 this row awaited worker.recv/ep.send through
+// worker.settled(), a path no collective takes: in blocking mode that driver made the row 16-28 us
+// where the step's path takes 4-10; bench/ucg-rtt.ts compares the paths.)
 debug("p2p");
 let p2pRoundTripUs: number | undefined;
 if (world.size > 1) {
@@ -84,17 +98,35 @@ if (world.size > 1) {
   const pong = new Uint8Array(8);
   const iters = iterationsFor(8);
   const trips: number[] = [];
+  const yieldCore = ucx().sched_yield;
+  let got = 0;
+  const arrived = () => void got++;
+  const sent = () => {};
+  const fail = (e: unknown) => {
+    throw e;
+  };
+  // Hybrid and thread modes: the engine progresses the worker; the step's path awaits.
+  const waitFor = (): Promise<void> | undefined => {
+    if (!ctx.channel.drivesSteps) return ctx.worker.settled(new Promise<void>((resolve) => void (function check() { if (got) resolve(); else setImmediate(check); })()));
+    ctx.channel.pollNow(() => got === 0);
+    while (got === 0) if (ctx.worker.progress() === 0) yieldCore();
+    return undefined;
+  };
   await barrier.start();
-  for (let i = -Math.min(20, iters); i < iters; i++) {
+  for (let i = -warmupFor(8, iters); i < iters; i++) {
+    got = 0;
     if (world.rank === 0) {
       const t = performance.now();
-      const back = ctx.worker.settled(ctx.channel.recv(pong, makeHeader(CONTROL_COLL_TYPE, 1, G)));
-      await ctx.channel.send(1, ping, makeHeader(CONTROL_COLL_TYPE, 0, G));
-      await back;
+      ctx.channel.post(pong, Number(makeHeader(CONTROL_COLL_TYPE, 1, G)), arrived, fail);
+      ctx.channel.postSend(1, ping, Number(makeHeader(CONTROL_COLL_TYPE, 0, G)), sent, fail);
+      const w = waitFor();
+      if (w) await w;
       if (i >= 0) trips.push((performance.now() - t) * 1000);
     } else if (world.rank === 1) {
-      await ctx.worker.settled(ctx.channel.recv(ping, makeHeader(CONTROL_COLL_TYPE, 0, G)));
-      await ctx.channel.send(0, pong, makeHeader(CONTROL_COLL_TYPE, 1, G));
+      ctx.channel.post(ping, Number(makeHeader(CONTROL_COLL_TYPE, 0, G)), arrived, fail);
+      const w = waitFor();
+      if (w) await w;
+      ctx.channel.postSend(0, pong, Number(makeHeader(CONTROL_COLL_TYPE, 1, G)), sent, fail);
     }
   }
   await barrier.start();
@@ -109,7 +141,7 @@ await timeCalls(async () => {
   const t = performance.now();
   await probe.start();
   calls.push({ total: (performance.now() - t) * 1000, steps: probe.phaseTimes!.map((s) => ({ transfers: s.transfers, post: s.post * 1000, wait: s.wait * 1000, local: s.local * 1000 })) });
-}, iterationsFor(8));
+}, iterationsFor(8), warmupFor(8, iterationsFor(8)));
 const timed = calls.slice(-iterationsFor(8));
 const steps = (timed[0]?.steps ?? []).map((s, j) => ({
   transfers: s.transfers,

@@ -57,7 +57,9 @@ for (const coll of colls) {
   const recv = new Float64Array(send.length);
   const req = coll === "bcast" ? world.init("bcast", { recv: send, root: 0 }, { measurePhases: true }) : world.init(coll, { send, recv, op: "sum", plan: coll === "allreduce" ? plan : undefined }, { measurePhases: true });
   const rows: Row[] = [];
-  const warmup = Math.min(100, calls);
+  // Small messages: 1,000 untimed calls (UCG_TIMELINE_WARMUP), as bench/ucg-rank.ts: after 100 V8 had
+  // not optimized the step's path yet, and "send post (FFI)" measured 9-14 us of cold JavaScript.
+  const warmup = bytes < 65536 ? Number(process.env.UCG_TIMELINE_WARMUP ?? 1000) : Math.min(100, calls);
   let protocols: Record<string, number> = {};
   let maps = 0;
   for (let i = -warmup; i < calls; i++) {

@@ -53,10 +53,11 @@ for f in test/cuda/gpu.test.ts test/helpers/gpu-peer.ts test/helpers/gpu-api.ts 
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$out" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
-# The collectives benchmark (issue 23) and its rank, bundled likewise (the engine's thread entry
+# The collectives benchmark (issue 23) and its rank, and the channel's round trip against the plain
+# one (bench/ucg-rtt.ts), bundled likewise (the engine's thread entry
 # beside them), with Open MPI's side: bench/mpi/coll-lat.c built here too, for a device with
 # mpirun but no mpicc (UCG_BENCH_MPI_BINARY; Open MPI 4.x keeps libmpi.so.40's ABI).
-for f in bench/ucg.ts bench/ucg-rank.ts; do
+for f in bench/ucg.ts bench/ucg-rank.ts bench/ucg-rtt.ts bench/ucg-rtt-rank.ts; do
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$dir/pkg/bench/$(basename "$f" .ts).mjs" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done

@@ -4,9 +4,10 @@
  * measured the way bench/ucg-rank.ts measures ucx-ts, so the two columns compare:
  *   - the size is the bytes per rank's buffer (allreduce/bcast: the vector; alltoall: the whole
  *     send buffer, split into `size` equal blocks of doubles, at least one per rank);
- *   - warm-up, then `iters` timed calls, each timed on its own and preceded by an untimed
- *     barrier (as OSU's collective benchmarks do): without it a bcast root, whose eager sends
- *     return at once, would time back-to-back calls overlapping, not one call's latency;
+ *   - warm-up (1,000 calls below 64 KiB, else 20), then `iters` timed calls, each timed on its
+ *     own and preceded by an untimed barrier (as OSU's collective benchmarks do): without it a
+ *     bcast root, whose eager sends return at once, would time back-to-back calls overlapping,
+ *     not one call's latency;
  *   - every rank computes its own mean and median; rank 0 prints the maximum over ranks of each
  *     (the slowest rank is what a caller waits for) as one JSON line per (collective, size).
  * Usage: mpirun -n N coll-lat [bytes,bytes,...] [iteration scale (1 = default counts)]
@@ -48,7 +49,9 @@ static void measure(const char *coll, long bytes, double scale, int size, double
     }
     for (long i = 0; i < n; i++) send[i] = 1.0;
     int iters = iterations_for(bytes, scale);
-    int warmup = iters < 20 ? iters : 20;
+    /* As bench/ucg-rank.ts: 1,000 untimed calls below 64 KiB (ucx-ts's path needs them to be
+       optimized by the JIT; the same count here keeps the two columns measured alike). */
+    int warmup = bytes < 65536 ? 1000 : (iters < 20 ? iters : 20);
     double *times = malloc(iters * sizeof(double));
     for (int i = -warmup; i < iters; i++) {
         MPI_Barrier(MPI_COMM_WORLD);

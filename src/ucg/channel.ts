@@ -75,10 +75,17 @@ export class Channel {
    */
   stepSyncMs = 0;
 
+  /**
+   * Polling and blocking modes: for how long (ms) of `stepSyncMs` the step polls without yielding
+   * its core in between (step-spin.ts pollNow); 0 on a host with more ranks than cores. The
+   * context sets it.
+   */
+  stepBusyMs = 0;
+
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
 
   /** Polls synchronously while `pending()` holds, for up to `stepSyncMs` (step-spin.ts pollNow). */
-  readonly pollNow = (pending: () => boolean): void => pollNow(this.worker, pending, this.stepSyncMs);
+  readonly pollNow = (pending: () => boolean): void => pollNow(this.worker, pending, this.stepSyncMs, this.stepBusyMs);
 
   /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
   readonly spin = (pending: () => boolean): Promise<void> =>

@@ -121,6 +121,8 @@ export class UcgContext {
       if (channel.drivesSteps) {
         channel.stepSpinMs = Number(steps.SPIN_US) / 1000;
         channel.stepSyncMs = Number(steps.SYNC_US) / 1000;
+        // With a core per rank nobody waits for this one's core: poll back to back a little first.
+        channel.stepBusyMs = oversubscribed ? 0 : Number(steps.BUSY_US) / 1000;
       } else if (worker.progressMode === "hybrid" && oversubscribed) channel.stepSpinMs = Number(steps.SPIN_US) / 1000;
       return new UcgContext(rte, worker, channel, new Topology(hosts), config, ppool);
     } catch (e) {

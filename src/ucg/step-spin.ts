@@ -44,6 +44,12 @@ export const STEP_SPIN_CONFIG: ConfigTable = {
       max: 1_000_000,
       doc: "blocking mode, and hybrid mode with more ranks on this host than cores: how long (us) a collective's waiting step polls and yields its core after the last event before it sleeps (0: sleep at once)",
     },
+    BUSY_US: {
+      default: 20,
+      min: 0,
+      max: 1_000_000,
+      doc: "polling and blocking modes, with no more ranks on this host than cores: how long (us) a collective's step, once posted, polls back to back before it starts yielding its core (sched_yield) after an empty poll (0: yield from the first empty poll; oversubscribed hosts always do)",
+    },
     SYNC_US: {
       default: 200,
       min: 0,
@@ -123,12 +129,15 @@ export async function pollWhile(worker: Worker, pending: () => boolean, busyMs: 
  * process runs meanwhile (not even a microtask: another group's step waits its turn); past the
  * budget the step awaits through pollWhile, which lets them run.
  */
-export function pollNow(worker: Worker, pending: () => boolean, budgetMs: number): void {
+export function pollNow(worker: Worker, pending: () => boolean, budgetMs: number, busyMs = 0): void {
   const yieldCore = ucx().sched_yield;
   const start = performance.now();
   while (pending() && !worker.closed) {
     if (worker.progress() > 0) continue;
-    if (performance.now() - start > budgetMs) return;
-    yieldCore();
+    const waited = performance.now() - start;
+    if (waited > budgetMs) return;
+    // The first `busyMs` poll back to back: a sched_yield() is a system call, and a message that
+    // lands during it is seen only after it returns (bench/ucg-rtt.ts: step vs spin).
+    if (waited > busyMs) yieldCore();
   }
 }
