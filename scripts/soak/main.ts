@@ -19,7 +19,7 @@
  * job, default 3; 0: none), --malloc fixed|dynamic (glibc's mmap and trim thresholds fixed at
  * 128 KiB in every process of the soak, the default, or left dynamic: allocator.ts), --gpu
  * stand-in|real|off (GPU traffic beside the host traffic, default off: gpu.ts), --gpu-max-size N
- * (bytes, default 4 MiB). Meanwhile
+ * (bytes, default 4 MiB), --gpu-share F (the share of operations that are GPU ones, default 0.3). Meanwhile
  * jobs of N ranks run seeded random collectives, every result checked, some losing a rank to
  * SIGKILL (collectives.ts).
  *
@@ -78,17 +78,17 @@ function kindsOption(): readonly OpKind[] {
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
-  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES]
+  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1]
 (defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
  GLIBC_TUNABLES are set, no GPU traffic)
---gpu stand-in|real: about ${GPU_SHARE * 100} % of the operations move GPU memory (DeviceBuffers) too: tag echoes device<->device and
+--gpu stand-in|real: ${GPU_SHARE * 100} % of the operations (--gpu-share) move GPU memory (DeviceBuffers) too: tag echoes device<->device and
  host<->device, active messages with device data, multi-buffer batches of device frames received with deviceFrames "device"
  (the chunked pipeline), 0 B to --gpu-max-size (default ${GPU_DEFAULT_MAX / 2 ** 20} MiB), every byte copied back and compared, under
  the same faults plus GPU receives aborted in flight; the report adds GPU operations, bytes, the pinned pool's high-water mark
  and device memory outstanding, which must be back to zero at the end. stand-in: test/cuda/standin-cudart.c compiled with cc
  (a C compiler needed); real: UCX_TS_CUDART, else CUDA's usual places, else the loader path (a GPU needed).`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size"];
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -126,6 +126,8 @@ const gpuChoice = ((): GpuChoice => {
 })();
 // libcudart is named before anything touches CUDA, and the peers inherit the choice (UCX_TS_CUDART).
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
+/** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
+const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
 const OP_TIMEOUT_MS = 60_000;
 const rand = seededRandom(seed);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -301,7 +303,11 @@ const rests: RestPoint[] = [];
 async function restPoint(keepMappings: boolean): Promise<RestPoint> {
   const s = await leastOfThree(started, stats.ops, () => new Promise((r) => setTimeout(r, 50)));
   // Where the RSS lies at every reading (a few figures): which kind of memory moved when RSS did.
-  return { sample: s, newSpaceMiB: newSpaceMiB(), byMapping: rssByMapping(), mappings: keepMappings ? mappings() : [] };
+  const byMapping = rssByMapping();
+  // With --gpu: the pinned pool's memory (kept for reuse, resident), which grows to the traffic's
+  // working set of size classes (up to 512 MiB) and so reads as RSS growth early on.
+  if (gpu) byMapping.gpuPinned = round(gpu.report().pinned.pinnedBytes / 2 ** 20);
+  return { sample: s, newSpaceMiB: newSpaceMiB(), byMapping, mappings: keepMappings ? mappings() : [] };
 }
 
 async function lane(): Promise<void> {
@@ -317,7 +323,7 @@ async function lane(): Promise<void> {
     }
     const conn = live[Math.floor(rand() * live.length)]!.conn!;
     // With --gpu, a share of the operations are GPU ones (the draw only then: a seed's host traffic is as before without it).
-    const gpuKind: GpuKind | undefined = gpu && rand() < GPU_SHARE ? GPU_KINDS[Math.floor(rand() * GPU_KINDS.length)] : undefined;
+    const gpuKind: GpuKind | undefined = gpu && rand() < gpuShare ? GPU_KINDS[Math.floor(rand() * GPU_KINDS.length)] : undefined;
     const kind = gpuKind ?? kinds[Math.floor(rand() * kinds.length)]!;
     const id = nextId++;
     inFlight++;
@@ -512,6 +518,13 @@ const atRest = {
         return f ? per100kFit(f) : undefined;
       })()
     : undefined,
+  /** With --gpu: RSS less the pinned pool (its cache of staging buffers, resident, filling up to its working set). */
+  rssLessPinnedFit: gpu
+    ? (() => {
+        const f = fitLine(rests.map((r) => [r.sample.ops, r.sample.trimmedRssMiB - (r.byMapping.gpuPinned ?? 0)] as const));
+        return f ? per100kFit(f) : undefined;
+      })()
+    : undefined,
   mallocFit: restFit("mallocInUseMiB"),
   jsHeapFit: restFit("heapMiB"),
   fdsFit: restFit("fds"),
@@ -618,6 +631,7 @@ const lines = [
   `at rest, 2nd half RSS ${fitText(atRest.secondHalfFit, "MiB")}`,
   `at rest, RSS less V8's free heap ${fitText(atRest.rssLessV8FreeFit, "MiB")}: ${verdictText(atRest.rssLessV8FreeFit)}`,
   `at rest, JS heaps resident pages (MiB; isolate-pages.ts) ${rests[0]?.byMapping["v8Pages.main"] === undefined ? "not told on this runtime" : `main thread ${restMappings["v8Pages.main"]} -> ${woundMappings["v8Pages.main"]}, other threads (progress thread, loaders) ${restMappings["v8Pages.otherThreads"]} -> ${woundMappings["v8Pages.otherThreads"]}; RSS less the other threads' heaps ${fitText(atRest.rssLessOtherHeapsFit, "MiB")}: ${verdictText(atRest.rssLessOtherHeapsFit)}`}`,
+  ...(gpu ? [`at rest, RSS less the GPU pinned pool (${restMappings.gpuPinned} -> ${woundMappings.gpuPinned} MiB) ${fitText(atRest.rssLessPinnedFit, "MiB")}: ${verdictText(atRest.rssLessPinnedFit)}`] : []),
   `at rest, others   malloc in use ${fitText(atRest.mallocFit, "MiB")}; JS heap ${fitText(atRest.jsHeapFit, "MiB")}; fds ${atRest.fds ? `${atRest.fds.first} -> ${atRest.fds.last} (max ${atRest.fds.max}, ${atRest.fds.wound} wound down)` : "?"}, ${fitText(atRest.fdsFit, "fds")}`,
   `at rest, end to end ${atRest.startMiB} -> ${atRest.endMiB} MiB: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
   `at rest, readings (ops/RSS/V8 free heap MiB) ${atRest.readings.map((r) => `${r.ops}/${r.rssMiB}/${r.v8FreeMiB}`).join(" ")}`,
@@ -640,7 +654,7 @@ const lines = [
     : ["collectives       skipped"]),
   ...(gpuReport
     ? [
-        `GPU               ${gpuReport.choice} libcudart ${gpuReport.library}, ${gpuReport.path} path, payloads 0 B to ${gpuReport.maxSize} B`,
+        `GPU               ${gpuReport.choice} libcudart ${gpuReport.library}, ${gpuReport.path} path, payloads 0 B to ${gpuReport.maxSize} B, ${gpuShare * 100} % of the operations`,
         `  operations      ${gpuReport.ops} (${Object.entries(gpuReport.byKind).map(([k, v]) => `${k} ${v}`).join(", ")}; legs ${Object.entries(gpuReport.legs).map(([k, v]) => `${k} ${v}`).join(", ")})`,
         `  bytes verified  ${gpuReport.bytesVerified} (${round(gpuReport.bytesVerified / 2 ** 30)} GiB; in the total above)`,
         `  pinned pool     high-water ${gpuReport.pinned.peakBytes} B handed out at once; ${gpuReport.pinned.pinnedBytes} B pinned (${gpuReport.pinned.cachedBytes} B kept for reuse); out after wind-down ${gpuWound!.pinned}, after worker close ${gpuClosed!.pinned} (${gpuReport.pinned.outstandingBytes} B)`,
