@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { launch } from "../../src/ucg/launcher.ts";
 import { growth, round, type Sample } from "./samples.ts";
+import { soakScript } from "./files.ts";
 
 export interface CollectivesReport {
   ranks: number;
@@ -54,7 +55,7 @@ export async function collectivesLane(options: {
     const started = Date.now();
     const result = await launch({
       n: options.ranks,
-      script: "scripts/soak/ucg-rank.ts",
+      script: soakScript("ucg-rank"),
       cwd: root,
       timeoutMs: (seconds + 120) * 1000,
       env: {

@@ -17,7 +17,9 @@
  * tag,stream,... (only these operation kinds; default all: to compare each kind's growth),
  * --max-size N (bytes; caps every payload, default 16 MiB), --collectives N (ranks per collectives
  * job, default 3; 0: none), --malloc fixed|dynamic (glibc's mmap and trim thresholds fixed at
- * 128 KiB in every process of the soak, the default, or left dynamic: allocator.ts). Meanwhile
+ * 128 KiB in every process of the soak, the default, or left dynamic: allocator.ts), --gpu
+ * stand-in|real|off (GPU traffic beside the host traffic, default off: gpu.ts), --gpu-max-size N
+ * (bytes, default 4 MiB), --gpu-share F (the share of operations that are GPU ones, default 0.3). Meanwhile
  * jobs of N ranks run seeded random collectives, every result checked, some losing a rank to
  * SIGKILL (collectives.ts).
  *
@@ -41,6 +43,10 @@ import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./work
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
+import { deviceReceiveToAbort, GPU_DEFAULT_MAX, GPU_SHARE, GpuTraffic, type GpuChoice } from "./gpu.ts";
+import { chooseCudart } from "./gpu-library.ts";
+import { GPU_KINDS, type GpuKind } from "./protocol.ts";
+import { soakScript } from "./files.ts";
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -72,11 +78,17 @@ function kindsOption(): readonly OpKind[] {
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
-  [--malloc fixed|dynamic]
+  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1]
 (defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
- GLIBC_TUNABLES are set)`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc"];
+ GLIBC_TUNABLES are set, no GPU traffic)
+--gpu stand-in|real: ${GPU_SHARE * 100} % of the operations (--gpu-share) move GPU memory (DeviceBuffers) too: tag echoes device<->device and
+ host<->device, active messages with device data, multi-buffer batches of device frames received with deviceFrames "device"
+ (the chunked pipeline), 0 B to --gpu-max-size (default ${GPU_DEFAULT_MAX / 2 ** 20} MiB), every byte copied back and compared, under
+ the same faults plus GPU receives aborted in flight; the report adds GPU operations, bytes, the pinned pool's high-water mark
+ and device memory outstanding, which must be back to zero at the end. stand-in: test/cuda/standin-cudart.c compiled with cc
+ (a C compiler needed); real: UCX_TS_CUDART, else CUDA's usual places, else the loader path (a GPU needed).`;
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -106,6 +118,16 @@ const mallocChoice = ((): MallocChoice => {
 })();
 // Before any worker or peer exists: the thresholds apply to allocations made after the call.
 const allocator = applyAllocator(mallocChoice);
+const gpuChoice = ((): GpuChoice => {
+  const i = process.argv.indexOf("--gpu");
+  const v = i < 0 ? "off" : process.argv[i + 1];
+  if (v !== "stand-in" && v !== "real" && v !== "off") throw new Error(`--gpu takes stand-in, real or off, got ${v}`);
+  return v;
+})();
+// libcudart is named before anything touches CUDA, and the peers inherit the choice (UCX_TS_CUDART).
+const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
+/** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
+const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
 const OP_TIMEOUT_MS = 60_000;
 const rand = seededRandom(seed);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -135,12 +157,12 @@ const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 const youngGenerationFlags = process.execArgv.filter((a) => /^--(min-|max-)?semi-space-size=/.test(a));
 
 function peerArgv(args: string[]): [string, string[]] {
-  const script = "scripts/soak/peer.ts";
+  const script = soakScript("peer");
   return runtime === "deno"
     ? [process.execPath, ["run", "-A", script, ...args]]
     : runtime === "bun"
       ? [process.execPath, [script, ...args]]
-      : [process.execPath, [...youngGenerationFlags, "--import", "tsx", script, ...args]];
+      : [process.execPath, [...youngGenerationFlags, ...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script, ...args]];
 }
 
 /** The sockets (by inode) this process holds now. */
@@ -190,7 +212,8 @@ let listener: Listener;
 function spawnPeer(slot: Slot): void {
   const [cmd, args] = peerArgv([String(listener.port), String(slot.index), toHex(secret)]);
   markCloseOnExec();
-  const child = spawn(cmd, args, { cwd: root, stdio: ["pipe", "ignore", "inherit"] });
+  // (with --gpu the environment names the libcudart: gpu-library.ts)
+  const child = spawn(cmd, args, { cwd: root, env: { ...process.env }, stdio: ["pipe", "ignore", "inherit"] });
   child.on("error", () => {});
   slot.child = child;
   if (child.pid !== undefined) {
@@ -280,7 +303,11 @@ const rests: RestPoint[] = [];
 async function restPoint(keepMappings: boolean): Promise<RestPoint> {
   const s = await leastOfThree(started, stats.ops, () => new Promise((r) => setTimeout(r, 50)));
   // Where the RSS lies at every reading (a few figures): which kind of memory moved when RSS did.
-  return { sample: s, newSpaceMiB: newSpaceMiB(), byMapping: rssByMapping(), mappings: keepMappings ? mappings() : [] };
+  const byMapping = rssByMapping();
+  // With --gpu: the pinned pool's memory (kept for reuse, resident), which grows to the traffic's
+  // working set of size classes (up to 512 MiB) and so reads as RSS growth early on.
+  if (gpu) byMapping.gpuPinned = round(gpu.report().pinned.pinnedBytes / 2 ** 20);
+  return { sample: s, newSpaceMiB: newSpaceMiB(), byMapping, mappings: keepMappings ? mappings() : [] };
 }
 
 async function lane(): Promise<void> {
@@ -295,13 +322,15 @@ async function lane(): Promise<void> {
       continue;
     }
     const conn = live[Math.floor(rand() * live.length)]!.conn!;
-    const kind = kinds[Math.floor(rand() * kinds.length)]!;
+    // With --gpu, a share of the operations are GPU ones (the draw only then: a seed's host traffic is as before without it).
+    const gpuKind: GpuKind | undefined = gpu && rand() < gpuShare ? GPU_KINDS[Math.floor(rand() * GPU_KINDS.length)] : undefined;
+    const kind = gpuKind ?? kinds[Math.floor(rand() * kinds.length)]!;
     const id = nextId++;
     inFlight++;
     try {
-      const bytes = await withTimeout(runOp(kind, conn, id, rand, maxSize), `${kind} ${id}`);
+      const bytes = await withTimeout(gpuKind ? gpu!.run(gpuKind, conn, id, rand) : runOp(kind as OpKind, conn, id, rand, maxSize), `${kind} ${id}`);
       stats.ops++;
-      stats.byKind[kind]++;
+      if (!gpuKind) stats.byKind[kind as OpKind]++;
       stats.bytesVerified += bytes;
     } catch (e) {
       const code = e instanceof UcxError ? e.code : (e as Error).name;
@@ -320,7 +349,14 @@ async function lane(): Promise<void> {
 async function abortReceive(conn: Connection): Promise<void> {
   const ac = new AbortController();
   const id = nextId++;
-  const r = rand() < 0.5 ? conn.ep.recv(new Uint8Array(64), 2 ** 33 + id, undefined, { signal: ac.signal }) : conn.ep.recvMulti(2 ** 33 + id, { signal: ac.signal });
+  // With --gpu, half of them receive into device memory (a staged receive, or the multi-buffer pipeline).
+  const device = gpu !== undefined && rand() < 0.5;
+  const multi = rand() < 0.5;
+  const r = device
+    ? deviceReceiveToAbort(conn.ep, 2 ** 33 + id, ac.signal, multi)
+    : !multi
+      ? conn.ep.recv(new Uint8Array(64), 2 ** 33 + id, undefined, { signal: ac.signal })
+      : conn.ep.recvMulti(2 ** 33 + id, { signal: ac.signal });
   setTimeout(() => ac.abort(new Error("soak fault")), Math.floor(rand() * 50));
   try {
     await r;
@@ -337,6 +373,20 @@ async function faults(): Promise<void> {
   while (faultEveryMs > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, faultEveryMs * 2 * rand()));
     if (Date.now() >= deadline) break;
+    // With --gpu, a quarter of the faults abort the echo receive of a GPU operation in flight (a
+    // staged receive, an AM, a pipelined batch: whichever is on the wire) and close its connection.
+    if (gpu && gpu.receives.size > 0 && rand() < 0.25) {
+      const victim = [...gpu.receives][Math.floor(rand() * gpu.receives.size)]!;
+      const slot = slots.find((s) => s.conn === victim.conn);
+      if (slot && !victim.conn.faulted) {
+        bump(stats.faults, "GPU receive aborted in flight");
+        victim.conn.faulted = "GPU receive aborted in flight";
+        slot.conn = undefined;
+        victim.abort.abort(new Error("soak fault"));
+        await victim.conn.ep.close({ force: true }).catch(() => {});
+        continue;
+      }
+    }
     const slot = slots[Math.floor(rand() * slots.length)]!;
     const conn = slot.conn;
     const r = rand();
@@ -403,12 +453,23 @@ for (const s of slots) {
 await listener.close();
 // What failed operations left posted on the killed peers' endpoints ends when the library fails them.
 for (const until = Date.now() + 30_000; lingeringOps() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+// GPU memory: every pinned staging buffer back in the pool and every DeviceBuffer freed once
+// the operations have settled (a failed receive's pinned buffer comes back when UCX reports it).
+const gpuLeft = async () => {
+  if (!gpu) return undefined;
+  for (const until = Date.now() + 10_000; (gpu.outstanding().pinned > 0 || gpu.outstanding().device > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+  return gpu.outstanding();
+};
+const gpuWound = await gpuLeft();
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
 const woundPoint = await restPoint(true);
 const wound = woundPoint.sample;
 await worker.close();
 for (const s of slots) s.child?.kill("SIGKILL");
+const gpuClosed = await gpuLeft();
+const gpuReport = gpu?.report();
+const gpuLeaked = gpuWound !== undefined && (gpuWound.pinned !== 0 || gpuWound.device !== 0 || gpuClosed!.pinned !== 0 || gpuClosed!.device !== 0);
 
 process.stderr.write("soak: closed; worker cycles\n");
 const grow = growth(samples, 0.25);
@@ -454,6 +515,13 @@ const atRest = {
   rssLessOtherHeapsFit: rests.every((r) => r.byMapping["v8Pages.otherThreads"] !== undefined)
     ? (() => {
         const f = fitLine(rests.map((r) => [r.sample.ops, r.sample.trimmedRssMiB - r.byMapping["v8Pages.otherThreads"]!] as const));
+        return f ? per100kFit(f) : undefined;
+      })()
+    : undefined,
+  /** With --gpu: RSS less the pinned pool (its cache of staging buffers, resident, filling up to its working set). */
+  rssLessPinnedFit: gpu
+    ? (() => {
+        const f = fitLine(rests.map((r) => [r.sample.ops, r.sample.trimmedRssMiB - (r.byMapping.gpuPinned ?? 0)] as const));
         return f ? per100kFit(f) : undefined;
       })()
     : undefined,
@@ -506,7 +574,8 @@ const cycleGrew = (c: CycleReport) =>
   c.fds.growth > 0 || c.threads.growth > Math.max(4, c.cycles / 10) || (c.cycles >= 200 && (c.rssMiB.growth > 8 + c.cycles / 64 || c.mallocInUseMiB.growth > 1));
 const cyclesGrew = cycleReports.some(cycleGrew);
 const ucgFailed = ucg !== undefined && (Object.keys(ucg.unexpected).length > 0 || ucg.collectives === 0);
-const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed;
+const gpuIdle = gpu !== undefined && gpu.ops === 0;
+const failed = Object.keys(stats.unexpected).length > 0 || stats.ops === 0 || cyclesGrew || ucgFailed || gpuLeaked || gpuIdle;
 
 // glibc's allocator settings, which decide how much freed memory RSS keeps (docs/testing.md#soak):
 // the same figures read differently with and without them, so the report names them.
@@ -562,6 +631,7 @@ const lines = [
   `at rest, 2nd half RSS ${fitText(atRest.secondHalfFit, "MiB")}`,
   `at rest, RSS less V8's free heap ${fitText(atRest.rssLessV8FreeFit, "MiB")}: ${verdictText(atRest.rssLessV8FreeFit)}`,
   `at rest, JS heaps resident pages (MiB; isolate-pages.ts) ${rests[0]?.byMapping["v8Pages.main"] === undefined ? "not told on this runtime" : `main thread ${restMappings["v8Pages.main"]} -> ${woundMappings["v8Pages.main"]}, other threads (progress thread, loaders) ${restMappings["v8Pages.otherThreads"]} -> ${woundMappings["v8Pages.otherThreads"]}; RSS less the other threads' heaps ${fitText(atRest.rssLessOtherHeapsFit, "MiB")}: ${verdictText(atRest.rssLessOtherHeapsFit)}`}`,
+  ...(gpu ? [`at rest, RSS less the GPU pinned pool (${restMappings.gpuPinned} -> ${woundMappings.gpuPinned} MiB) ${fitText(atRest.rssLessPinnedFit, "MiB")}: ${verdictText(atRest.rssLessPinnedFit)}`] : []),
   `at rest, others   malloc in use ${fitText(atRest.mallocFit, "MiB")}; JS heap ${fitText(atRest.jsHeapFit, "MiB")}; fds ${atRest.fds ? `${atRest.fds.first} -> ${atRest.fds.last} (max ${atRest.fds.max}, ${atRest.fds.wound} wound down)` : "?"}, ${fitText(atRest.fdsFit, "fds")}`,
   `at rest, end to end ${atRest.startMiB} -> ${atRest.endMiB} MiB: ${atRest.miBPer100kOps} MiB per 100k ops; malloc in use ${atRest.mallocStartMiB} -> ${atRest.mallocEndMiB} MiB, ${atRest.mallocMiBPer100kOps} MiB per 100k ops`,
   `at rest, readings (ops/RSS/V8 free heap MiB) ${atRest.readings.map((r) => `${r.ops}/${r.rssMiB}/${r.v8FreeMiB}`).join(" ")}`,
@@ -582,9 +652,18 @@ const lines = [
           : "  no clean job long enough for a growth figure",
       ]
     : ["collectives       skipped"]),
+  ...(gpuReport
+    ? [
+        `GPU               ${gpuReport.choice} libcudart ${gpuReport.library}, ${gpuReport.path} path, payloads 0 B to ${gpuReport.maxSize} B, ${gpuShare * 100} % of the operations`,
+        `  operations      ${gpuReport.ops} (${Object.entries(gpuReport.byKind).map(([k, v]) => `${k} ${v}`).join(", ")}; legs ${Object.entries(gpuReport.legs).map(([k, v]) => `${k} ${v}`).join(", ")})`,
+        `  bytes verified  ${gpuReport.bytesVerified} (${round(gpuReport.bytesVerified / 2 ** 30)} GiB; in the total above)`,
+        `  pinned pool     high-water ${gpuReport.pinned.peakBytes} B handed out at once; ${gpuReport.pinned.pinnedBytes} B pinned (${gpuReport.pinned.cachedBytes} B kept for reuse); out after wind-down ${gpuWound!.pinned}, after worker close ${gpuClosed!.pinned} (${gpuReport.pinned.outstandingBytes} B)`,
+        `  device memory   ${gpuReport.device.allocated} DeviceBuffers allocated (${gpuReport.device.allocatedBytes} B), ${gpuReport.device.freed} freed, peak ${gpuReport.device.peakBytes} B; outstanding after wind-down ${gpuWound!.device}, after worker close ${gpuClosed!.device} (${gpuReport.device.outstandingBytes} B)${gpuLeaked ? ": LEAKED" : ""}`,
+      ]
+    : ["GPU               off (--gpu stand-in|real)"]),
   ...(cycleReports.length === 0 ? ["worker cycles     skipped"] : cycleReports.flatMap(cycleLines)),
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReports, collectives: ucg }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReports, collectives: ucg, gpu: gpuReport && { ...gpuReport, outstandingAfterWindDown: gpuWound, outstandingAfterClose: gpuClosed, leaked: gpuLeaked } }));
 process.exit(failed ? 1 : 0);

@@ -9,7 +9,8 @@
  */
 import process from "node:process";
 import { Worker, type Endpoint } from "../../src/index.ts";
-import { type Control, dataTag, decode, encode, fromHex, MEMORY, TAG, toHex, type Intro } from "./protocol.ts";
+import { type Control, dataTag, decode, encode, fromHex, GPU_KINDS, type GpuKind, MEMORY, TAG, toHex, type Intro } from "./protocol.ts";
+import { peerAct } from "./gpu.ts";
 
 const [portText = "0", slotText = "0", secretHex = ""] = process.argv.slice(2);
 const port = Number(portText);
@@ -40,6 +41,7 @@ async function serve(ep: Endpoint): Promise<void> {
 
 async function act(ep: Endpoint, c: Control): Promise<void> {
   const tag = dataTag(c.id);
+  if ((GPU_KINDS as readonly string[]).includes(c.op)) return peerAct(ep, c as Control & { op: GpuKind }); // --gpu: gpu.ts
   if (c.op === "tag") {
     const buf = new Uint8Array(c.sizes[0]!);
     await ep.recv(buf, tag);

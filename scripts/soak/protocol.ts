@@ -14,11 +14,17 @@ export const dataTag = (id: number): number => 2 ** 32 + 2 * id;
 export type OpKind = "tag" | "stream" | "multi" | "am" | "rma" | "atomic";
 export const OP_KINDS: readonly OpKind[] = ["tag", "stream", "multi", "am", "rma", "atomic"];
 
+/** Operations with GPU memory (DeviceBuffers), with --gpu (gpu.ts). */
+export type GpuKind = "gpu-tag" | "gpu-am" | "gpu-multi";
+export const GPU_KINDS: readonly GpuKind[] = ["gpu-tag", "gpu-am", "gpu-multi"];
+
 export interface Control {
-  op: "tag" | "stream" | "multi" | "am" | "stop";
+  op: "tag" | "stream" | "multi" | "am" | GpuKind | "stop";
   id: number;
   /** Bytes of each buffer (one for tag/stream/am, several for multi). */
   sizes: number[];
+  /** gpu-tag: the peer receives into (and echoes from) device memory, else host memory. */
+  device?: boolean;
 }
 
 export interface Intro {

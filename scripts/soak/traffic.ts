@@ -35,13 +35,13 @@ export interface Connection {
   readonly rma: Lock;
 }
 
-const control = (ep: Endpoint, c: Control) => ep.send(encode(c), TAG.CONTROL);
+export const control = (ep: Endpoint, c: Control) => ep.send(encode(c), TAG.CONTROL);
 
 /**
  * The echo's receive is posted before the sends; on a failed endpoint a send throws at once
  * (before Promise.all has the receive), so the receive's rejection is handled here too.
  */
-function posted<T>(p: Promise<T>): Promise<T> {
+export function posted<T>(p: Promise<T>): Promise<T> {
   p.catch(() => {});
   return p;
 }
@@ -58,7 +58,7 @@ function posted<T>(p: Promise<T>): Promise<T> {
 let lingering = 0;
 export const lingeringOps = () => lingering;
 
-function all<T extends readonly unknown[]>(parts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+export function all<T extends readonly unknown[]>(parts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
   lingering++;
   void Promise.allSettled(parts).then(() => lingering--);
   return Promise.all(parts);

@@ -166,8 +166,23 @@ export class Endpoint {
   recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
     const refused = this.receiveRefusal();
     if (refused) return refused;
-    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
+    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes, released) => this.recvReleased(bytes, tag, mask, options, released), (r) => r.length);
     return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
+  }
+
+  /** `recv` into staging memory: `released` runs once UCX no longer holds `bytes` (at once if it never did). */
+  private recvReleased(bytes: Uint8Array, tag: Tag, mask: Tag, options: RecvOptions, released: () => void): Promise<RecvResult> {
+    let posted = false;
+    try {
+      const refused = this.receiveRefusal();
+      if (refused) return refused;
+      const r = this.worker.tagRecv(bytes, tag, mask, options, this.receiveScope("recv"), this.queuedOnly, released);
+      posted = true;
+      return this.trackReceive(r);
+    } finally {
+      // Refused, or thrown before UCX had it (a refused submission reports through `released` itself).
+      if (!posted) released();
+    }
   }
 
   /**

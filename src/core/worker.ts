@@ -264,7 +264,22 @@ export class Worker {
   recv(buffer: BufferLike | DeviceBuffer, tag: Tag, mask: Tag = FULL_MASK, options: RecvOptions = {}): Promise<RecvResult> {
     const refused = this.#refusal();
     if (refused) return refused;
-    if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes) => this.recv(bytes, tag, mask, options), (r) => r.length);
+    if (isDeviceBuffer(buffer)) {
+      return recvIntoDevice(
+        buffer,
+        (bytes, released) => {
+          let posted = false;
+          try {
+            const r = this.#receives.tagRecv(bytes, tag, mask, options, undefined, false, released).promise;
+            posted = true;
+            return r;
+          } finally {
+            if (!posted) released(); // never reached UCX
+          }
+        },
+        (r) => r.length,
+      );
+    }
     return this.#receives.tagRecv(buffer, tag, mask, options).promise;
   }
 

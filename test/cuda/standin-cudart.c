@@ -36,6 +36,25 @@ typedef struct alloc { uintptr_t base; size_t size, mapped; char *alias; int dev
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static alloc_t *allocs;
 static uintptr_t next_device = 0;
+
+/* Freed device ranges (allocation and its guard). Addresses are handed out fresh until the span is
+   used up, so a use after free faults for as long as possible; then freed ranges are reused, first
+   fit, as a real allocator would (a soak allocates far more than 64 GiB over an hour). */
+typedef struct hole { uintptr_t base; size_t span; struct hole *next; } hole_t;
+static hole_t *holes;
+
+static uintptr_t take_hole(size_t span) {
+  for (hole_t **at = &holes; *at; at = &(*at)->next) {
+    hole_t *h = *at;
+    if (h->span < span) continue;
+    uintptr_t base = h->base;
+    h->base += span;
+    h->span -= span;
+    if (h->span == 0) { *at = h->next; free(h); }
+    return base;
+  }
+  return 0;
+}
 static __thread int current_device;
 
 static int device_count(void) {
@@ -82,20 +101,39 @@ int cudaMalloc(void **out, size_t size) {
   if (mapped == 0) mapped = 4096;
   pthread_mutex_lock(&lock);
   reserve();
-  if (!next_device || next_device + mapped + GUARD > DEVICE_BASE + DEVICE_SPAN) { pthread_mutex_unlock(&lock); return MEMORY_ALLOCATION; }
+  if (!next_device) { pthread_mutex_unlock(&lock); return MEMORY_ALLOCATION; }
+  uintptr_t at = next_device + mapped + GUARD <= DEVICE_BASE + DEVICE_SPAN ? next_device : take_hole(mapped + GUARD);
+  if (!at) { pthread_mutex_unlock(&lock); return MEMORY_ALLOCATION; }
   int fd = memfd_create("standin-device", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)mapped) != 0) { if (fd >= 0) close(fd); pthread_mutex_unlock(&lock); return MEMORY_ALLOCATION; }
-  void *dev = mmap((void *)next_device, mapped, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
+  void *dev = mmap((void *)at, mapped, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
   void *alias = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (dev == MAP_FAILED || alias == MAP_FAILED) { pthread_mutex_unlock(&lock); return MEMORY_ALLOCATION; }
   alloc_t *a = calloc(1, sizeof *a);
   *a = (alloc_t){ (uintptr_t)dev, size, mapped, alias, current_device, 0, allocs };
   allocs = a;
-  next_device += mapped + GUARD;
+  if (at == next_device) next_device += mapped + GUARD;
   pthread_mutex_unlock(&lock);
   *out = dev;
   return OK;
+}
+
+/* A freed range joins the holes, merged with the one before and after it when they touch. */
+static void give_hole(uintptr_t base, size_t span) {
+  hole_t *before = NULL, *after = NULL;
+  for (hole_t *h = holes; h; h = h->next) {
+    if (h->base + h->span == base) before = h;
+    else if (base + span == h->base) after = h;
+  }
+  if (after) {
+    for (hole_t **at = &holes; *at; at = &(*at)->next) if (*at == after) { *at = after->next; break; }
+    span += after->span;
+    free(after);
+  }
+  if (before) { before->span += span; return; }
+  hole_t *h = malloc(sizeof *h);
+  if (h) { *h = (hole_t){ base, span, holes }; holes = h; }
 }
 
 static int release(void *p, int host) {
@@ -108,8 +146,9 @@ static int release(void *p, int host) {
       if (host) munmap(p, a->mapped);
       else {
         munmap(a->alias, a->mapped);
-        /* Back to PROT_NONE reserved space: a use after free still faults. */
+        /* Back to PROT_NONE reserved space: a use after free still faults (until reused). */
         mmap(p, a->mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        give_hole(a->base, a->mapped + GUARD);
       }
       free(a);
       pthread_mutex_unlock(&lock);

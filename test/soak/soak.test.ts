@@ -1,15 +1,31 @@
 /**
  * The soak (scripts/soak/main.ts), short: a few seconds of mixed traffic between this runtime's
  * processes with faults injected, every byte checked, a job of 2 ranks running random
- * collectives beside it, then Worker create/close cycles in each progress mode. `npm run
- * soak -- --minutes N` is the long one.
+ * collectives beside it, then Worker create/close cycles in each progress mode. Where a C
+ * compiler is, GPU traffic against the stand-in libcudart too (`--gpu stand-in`: a share of the
+ * same seconds, not more of them), every DeviceBuffer and pinned buffer back at the end; without
+ * one, the GPU part is skipped and says why. `npm run soak -- --minutes N` is the long one.
  */
+import { execFileSync } from "node:child_process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runtime } from "../../src/ffi/index.ts";
+import { skipWithReason } from "../helpers/skip.ts";
 import { runScript } from "../helpers/spawn.ts";
 
 const test = suite("soak (short)");
+
+/** The soak compiles the stand-in itself (one `cc` run); here only whether it can. */
+const noCompiler = ((): string | undefined => {
+  try {
+    execFileSync("sh", ["-c", "command -v cc"], { stdio: "pipe" });
+    return undefined;
+  } catch {
+    return "no C compiler (cc) to build the stand-in libcudart (test/cuda/standin-cudart.c)";
+  }
+})();
+const GPU_NAME = "GPU traffic (stand-in libcudart): tag, AM and pipelined multi-buffer with DeviceBuffers under the same faults, every byte verified, no DeviceBuffer or pinned buffer left out";
+if (noCompiler) skipWithReason(test, GPU_NAME, noCompiler);
 const NAME = "mixed traffic with endpoint closes, peer kills and aborts: every byte verified, every error from a fault; worker cycles keep fds flat";
 
 // Deno ran this skipped until 2026-11-25: its coordinator died of SIGSEGV inside UCX 1.13.1's tcp
@@ -29,13 +45,32 @@ const seconds = runtime === "deno" ? "10" : "6";
 const UCX_TCP_ZCOPY_ASSERTION = /Assertion `comp->count > 0' failed: .*ucp_proto_am_zcopy_completion/;
 
 async function soak(seed: number) {
-  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "10", "--seed", String(seed), "--fault-every-ms", "1200", "--collectives", "2"], { timeoutMs: 120_000 });
+  // A fifth of the operations: the host kinds keep enough of the few seconds to each complete some on a loaded machine.
+  const gpu = noCompiler ? [] : ["--gpu", "stand-in", "--gpu-share", "0.2"];
+  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "10", "--seed", String(seed), "--fault-every-ms", "1200", "--collectives", "2", ...gpu], { timeoutMs: 120_000 });
+}
+
+/**
+ * A run starved by the machine: nothing went wrong (no unexpected error, nothing left out), but
+ * some kind of operation never completed in the few seconds. On a loaded 2-core machine the lanes
+ * stall for seconds at a time (GPU traffic off too: 15 and 19 operations in 6 s, 2026-11-27, load
+ * 6-9), and with about 12 host operations one of six kinds is often missing. Run once more then.
+ */
+function starved(r: { stdout: string }): boolean {
+  const last = r.stdout.trim().split("\n").pop() ?? "";
+  if (!last.startsWith("{")) return false;
+  const rep = JSON.parse(last) as { unexpected: Record<string, number>; byKind: Record<string, number>; gpu?: { ops: number; leaked: boolean } };
+  const idle = Object.values(rep.byKind).some((n) => n === 0) || rep.gpu?.ops === 0;
+  return idle && Object.keys(rep.unexpected).length === 0 && rep.gpu?.leaked !== true;
 }
 
 test(NAME, async () => {
   let r = await soak(7);
   if (r.signal !== null && UCX_TCP_ZCOPY_ASSERTION.test(r.stdout + r.stderr)) {
     console.error("soak (short): a process died of UCX 1.13.1's tcp AM-zcopy assertion; once more with the next seed");
+    r = await soak(8);
+  } else if (starved(r)) {
+    console.error("soak (short): some kind of operation never completed (the machine starved the lanes); once more with the next seed");
     r = await soak(8);
   }
   const summary = r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-20).join("\n");
@@ -52,6 +87,16 @@ test(NAME, async () => {
     cycles: { mode: string; fds: { growth: number }; threads: { growth: number } }[];
     collectives: { collectives: number; elementsVerified: number; unexpected: Record<string, number> };
     woundMappings: Record<string, number>;
+    gpu?: {
+      ops: number;
+      byKind: Record<string, number>;
+      bytesVerified: number;
+      pinned: { peakBytes: number };
+      device: { allocated: number; freed: number; outstanding: number };
+      outstandingAfterWindDown: { pinned: number; device: number };
+      outstandingAfterClose: { pinned: number; device: number };
+      leaked: boolean;
+    };
   };
   assert.equal(report.unexpected, {}, summary);
   assert.ok(report.ok, summary);
@@ -77,6 +122,17 @@ test(NAME, async () => {
   if (runtime === "node") {
     const m = report.woundMappings;
     assert.ok(m["v8Pages.main"]! > 1 && m["v8Pages.otherThreads"]! > 1, `JS heaps not told apart: ${JSON.stringify(m)}`);
+  }
+  // GPU traffic (the same run): operations checked byte for byte, staged through pinned memory,
+  // and nothing of it left out once the connections are closed, faults and all.
+  if (!noCompiler) {
+    const g = report.gpu;
+    assert.ok(g && g.ops > 0 && g.bytesVerified > 0, `no GPU operation completed: ${summary}`);
+    assert.ok(g.pinned.peakBytes > 0 && g.device.allocated > 0, summary);
+    assert.equal(g.outstandingAfterWindDown, { pinned: 0, device: 0 }, summary);
+    assert.equal(g.outstandingAfterClose, { pinned: 0, device: 0 }, summary);
+    assert.is(g.device.allocated, g.device.freed, summary);
+    assert.not.ok(g.leaked, summary);
   }
 });
 

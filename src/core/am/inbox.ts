@@ -90,6 +90,7 @@ export class AmInbox {
       const last = this.entries[this.entries.length - 1];
       if (last && "refused" in last) last.refused++;
       else this.entries.push({ refused: 1, seq });
+      dropDevice(message);
       return;
     }
     this.messages++;
@@ -167,11 +168,25 @@ export class AmInbox {
     for (const w of this.waiters.splice(0)) w.reject(error);
   }
 
-  /** Reject every waiter with `error` and forget what is queued. */
+  /** Reject every waiter with `error` and forget what is queued (its GPU memory freed: nobody can take it now). */
   close(error: UcxError): void {
     for (const w of this.waiters.splice(0)) w.reject(error);
+    for (const e of this.entries) if ("message" in e) dropDevice(e.message);
     this.entries.length = 0;
     this.messages = 0;
     this.bytes = 0;
+  }
+}
+
+/**
+ * A message nobody will receive: the DeviceBuffer the router allocated for its data is freed here
+ * (only this inbox ever held it). Without it, each device message queued for an endpoint that
+ * failed or closed kept its GPU memory until the process ended.
+ */
+function dropDevice(message: AmMessage): void {
+  try {
+    message.device?.free();
+  } catch {
+    // cudaFree failed (the context is gone): nothing more to do for it here
   }
 }

@@ -36,6 +36,29 @@ export function pointerAttributes(address: Pointer): PointerAttributes {
   return { memory, device: memory === "host" ? -1 : device };
 }
 
+/**
+ * Memory `allocate` took and `free` gave back, in this process (buffers and bytes, 0-byte ones
+ * included), and the most bytes held at once. The soak (scripts/soak/) checks that what is
+ * outstanding comes back to zero after its faults; tests may read it too.
+ */
+const counts = { allocated: 0, allocatedBytes: 0, freed: 0, freedBytes: 0, peakBytes: 0 };
+
+export interface DeviceMemoryStats {
+  readonly allocated: number;
+  readonly allocatedBytes: number;
+  readonly freed: number;
+  readonly freedBytes: number;
+  /** Buffers allocated here and not yet freed, and their bytes. */
+  readonly outstanding: number;
+  readonly outstandingBytes: number;
+  /** The most bytes outstanding at once. */
+  readonly peakBytes: number;
+}
+
+export function deviceMemoryStats(): DeviceMemoryStats {
+  return { ...counts, outstanding: counts.allocated - counts.freed, outstandingBytes: counts.allocatedBytes - counts.freedBytes };
+}
+
 export class DeviceBuffer {
   #freed = false;
   /** Transfers using this memory now: `free()` waits for none (memory UCX uses must stay). */
@@ -67,9 +90,11 @@ export class DeviceBuffer {
     cudaCheck(cuda, cuda.cudaGetDevice(out.address(0)), "cudaGetDevice");
     const device = out.i32(0);
     // cudaMalloc of 0 bytes gives NULL: a 0-byte buffer has no address and nothing to copy.
-    if (size === 0) return new DeviceBuffer(cuda, 0, 0, device, "device", true);
-    cudaCheck(cuda, cuda.cudaMalloc(out.address(0), size), `cudaMalloc(${size})`);
-    return new DeviceBuffer(cuda, out.pointer(0), size, device, "device", true);
+    if (size > 0) cudaCheck(cuda, cuda.cudaMalloc(out.address(0), size), `cudaMalloc(${size})`);
+    counts.allocated++;
+    counts.allocatedBytes += size;
+    counts.peakBytes = Math.max(counts.peakBytes, counts.allocatedBytes - counts.freedBytes);
+    return new DeviceBuffer(cuda, size === 0 ? 0 : out.pointer(0), size, device, "device", true);
   }
 
   /**
@@ -155,7 +180,10 @@ export class DeviceBuffer {
     if (this.#freed) return;
     if (this.#inUse > 0) throw new UcxError("UCX_TS_INVALID_ARGUMENT", `DeviceBuffer.free: ${this.#inUse} transfer(s) still use this memory`);
     this.#freed = true;
-    if (this.owned && this.address !== 0) cudaCheck(this.cuda, this.cuda.cudaFree(this.address), "cudaFree");
+    if (!this.owned) return;
+    counts.freed++;
+    counts.freedBytes += this.size;
+    if (this.address !== 0) cudaCheck(this.cuda, this.cuda.cudaFree(this.address), "cudaFree");
   }
 }
 

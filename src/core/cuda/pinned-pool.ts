@@ -27,14 +27,16 @@ let cached = 0;
 let outstanding = 0;
 let outstandingBytes = 0;
 let peakBytes = 0;
+/** Pinned memory this pool holds from CUDA (cudaMallocHost less cudaFreeHost): handed out or kept. */
+let pinnedBytes = 0;
 
 /**
  * Pinned memory handed out now, and the most at once since `resetPinnedPeak`. Tests check that a
  * pipeline staged through its few slots (not a whole frame) and gave every slot back, also when
  * it failed.
  */
-export function pinnedStats(): { outstanding: number; outstandingBytes: number; peakBytes: number } {
-  return { outstanding, outstandingBytes, peakBytes };
+export function pinnedStats(): { outstanding: number; outstandingBytes: number; peakBytes: number; cachedBytes: number; pinnedBytes: number } {
+  return { outstanding, outstandingBytes, peakBytes, cachedBytes: cached, pinnedBytes };
 }
 
 export function resetPinnedPeak(): void {
@@ -66,6 +68,7 @@ export function acquirePinned(size: number): PinnedBuffer {
   const out = new OutSlots(1);
   cudaCheck(cuda, cuda.cudaMallocHost(out.address(0), capacity), `cudaMallocHost(${capacity})`);
   const address = out.pointer(0);
+  pinnedBytes += capacity;
   return handOut({ address, capacity, bytes: new Uint8Array(ucx().view(address, capacity)) });
 }
 
@@ -82,4 +85,5 @@ export function releasePinned(b: PinnedBuffer): void {
   }
   const cuda = requireCuda("staging through pinned memory");
   cuda.cudaFreeHost(b.address);
+  pinnedBytes -= b.capacity;
 }

@@ -6,8 +6,9 @@
  * or RMA, and the multi-buffer and AM headers carry it where the receiver allocates.
  *
  * Staging buffers come from pinned-pool.ts. A staged receive that fails (cancelled, aborted,
- * endpoint failed) does not give its pinned buffer back: UCX may still write into it until the
- * request's completion, so it is dropped rather than reused (a bounded leak on errors only).
+ * endpoint failed) gives its pinned buffer back only once UCX has reported the request (it may
+ * write into it until then): tag receives say when; a failed stream receive or get drops it
+ * rather than reuse it (a bounded leak on errors only).
  */
 import { CUDA_MEMCPY, UCS_MEMORY_TYPE_CUDA, UCS_MEMORY_TYPE_HOST } from "../../ffi/index.ts";
 import { asBytes, type BufferLike } from "../buffers.ts";
@@ -86,18 +87,43 @@ export function sendFromDevice(buffer: DeviceBuffer, ports: SendPorts): Promise<
 
 // --- receives: tag, stream, get ------------------------------------------------------------
 
-/** A receive into host bytes, and how many of them it filled. */
-export function recvIntoDevice<R>(buffer: DeviceBuffer, host: (bytes: Uint8Array) => Promise<R>, filled: (r: R) => number): Promise<R> {
+/**
+ * A receive into host bytes, and how many of them it filled. `host` may take the second argument,
+ * `released`, and call it once UCX no longer holds the bytes (the tag receives do: their request's
+ * completion, which can come after an early rejection when the endpoint fails, or at once when the
+ * receive never reached UCX). A failed staged receive gives its pinned buffer back then; one whose
+ * host operation cannot say (stream, get) drops it, since UCX may still write into it.
+ */
+export function recvIntoDevice<R>(buffer: DeviceBuffer, host: (bytes: Uint8Array, released: () => void) => Promise<R>, filled: (r: R) => number): Promise<R> {
   buffer.assertLive("receive");
-  if (passesAsIs(buffer)) return buffer.hold(host(viewOf(buffer)));
+  if (passesAsIs(buffer)) return buffer.hold(host(viewOf(buffer), () => {}));
   return buffer.hold(
     (async () => {
       const pinned = acquirePinned(buffer.size);
-      const result = await host(pinned.bytes.subarray(0, buffer.size)); // on failure: dropped (see above)
+      let ucxDone = false;
+      let failed = false;
+      let given = false;
+      const giveBack = () => {
+        if (given) return;
+        given = true;
+        releasePinned(pinned);
+      };
+      const released = () => {
+        ucxDone = true;
+        if (failed) giveBack();
+      };
+      let result: R;
+      try {
+        result = await host(pinned.bytes.subarray(0, buffer.size), released);
+      } catch (e) {
+        failed = true;
+        if (ucxDone) giveBack(); // else when UCX reports it, or never (see above)
+        throw e;
+      }
       try {
         await stageIn(buffer, pinned, filled(result));
       } finally {
-        releasePinned(pinned);
+        giveBack();
       }
       return result;
     })(),
@@ -160,7 +186,7 @@ export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes
   const chunks = sizes.map((size, i) => (device[i] ? chunkBytesFor(size) : 0));
   const headers = encodeHeaders(sizes.map((size, i) => (device[i] ? { size, device: true, chunkBytes: chunks[i]! } : { size, device: false })));
   const work = (async () => {
-    const sent: Promise<void>[] = [];
+    const sent = new Sent();
     for (let h = 0; h < headers.length; h += HEADER_BYTES) sent.push(send(headers.subarray(h, h + HEADER_BYTES)));
     try {
       for (const [i, f] of frames.entries()) {
@@ -170,16 +196,30 @@ export async function sendMultiWithDevice(frames: readonly Frame[], send: (bytes
       }
     } finally {
       // Whatever happened, wait for what was posted before reporting (its memory is UCX's until then).
-      await Promise.allSettled(sent);
+      await Promise.allSettled(sent.all);
     }
-    await Promise.all(sent);
+    await Promise.all(sent.all);
   })();
   for (const d of held) d.hold(work);
   return work;
 }
 
+/**
+ * The sends a batch posted, reported together at its end. Each is marked handled as it is
+ * posted: one that fails while the batch is still copying a later chunk (the endpoint closed)
+ * would otherwise be an unhandled rejection until the batch got round to awaiting it (seen
+ * in the soak with GPU traffic: an endpoint closed under a pipelined send).
+ */
+class Sent {
+  readonly all: Promise<void>[] = [];
+  push(p: Promise<void>): void {
+    p.catch(() => {});
+    this.all.push(p);
+  }
+}
+
 /** Post `buffer`'s chunks in order, each once copied out, with at most PIPELINE_DEPTH in flight. */
-async function sendInChunks(buffer: DeviceBuffer, chunk: number, send: (bytes: Uint8Array) => Promise<void>, sent: Promise<void>[]): Promise<void> {
+async function sendInChunks(buffer: DeviceBuffer, chunk: number, send: (bytes: Uint8Array) => Promise<void>, sent: Sent): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   await withStream(async (stream) => {
     for (let at = 0; at < buffer.size; at += chunk) {

@@ -67,7 +67,10 @@ export class TagReceives {
     const s = draftSubmission(ifQueued ? Op.TagRecvIfQueued : Op.TagRecv);
     putTag(s, tag, scope);
     putMask(s, mask, scope !== undefined);
-    if (options.signal?.aborted) return { id: 0, promise: Promise.reject(abortError(options.signal, "recv")) };
+    if (options.signal?.aborted) {
+      released?.(); // never handed to UCX
+      return { id: 0, promise: Promise.reject(abortError(options.signal, "recv")) };
+    }
     s.address = addressOf(bytes);
     s.length = bytes.length;
     const r = this.path.request(
