@@ -4,7 +4,8 @@
  * between two processes), windows of `window` amSends of `size` bytes from a to b, each taken with
  * amRecv and given back (release). Every microsecond is this process's: sender and receiver.
  *
- *   <runtime> bench/am-profile.ts [mode=polling] [size=65536] [window=16] [windows=2000]
+ *   <runtime> bench/am-profile.ts [mode=polling] [size=65536] [window=16] [windows=2000] [receive=each|many]
+ *   (receive=many: one ba.amRecvMany(window) a window instead of `window` amRecvs)
  *   UCX_TS_PROFILE=1 <runtime> bench/am-profile.ts ...   plus phases and C calls per message
  *
  * Prints one JSON line: wall and CPU us per message, and (profiling) the application thread's
@@ -18,6 +19,7 @@ const mode = (process.argv[2] ?? "polling") as ProgressMode;
 const size = Number(process.argv[3] ?? 65536);
 const window = Number(process.argv[4] ?? 16);
 const windows = Number(process.argv[5] ?? 2000);
+const receive = process.argv[6] ?? "each";
 
 const a = await Worker.create({ progressMode: mode, errorHandling: "none" });
 const b = await Worker.create({ progressMode: mode, errorHandling: "none" });
@@ -28,7 +30,8 @@ const out = new Uint8Array(size).fill(7);
 
 const oneWindow = () => {
   const work: Promise<unknown>[] = [];
-  for (let i = 0; i < window; i++) work.push(ba.amRecv().then((m) => m.release()));
+  if (receive === "many") work.push(ba.amRecvMany(window).then((ms) => ms.forEach((m) => m.release())));
+  else for (let i = 0; i < window; i++) work.push(ba.amRecv().then((m) => m.release()));
   for (let i = 0; i < window; i++) work.push(ab.amSend(out));
   return both(Promise.all(work));
 };
@@ -44,6 +47,7 @@ const cpu = process.cpuUsage(c0);
 const n = window * windows;
 const result: Record<string, unknown> = {
   mode,
+  receive,
   size,
   window,
   messages: n,

@@ -6,7 +6,7 @@
  * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 6 announces
  * windows ([count, size, rounds] as f64) that the server takes with one recvMany each (the next
  * one posted ahead) and acknowledges one by one; tag 8
- * announces [count] active messages, taken with amRecv one by one and acknowledged; tag 9 ends.
+ * announces [count] active messages, taken with one amRecvMany and acknowledged; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. UCX_TS_BENCH_FAULTS=<file>:
  * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
@@ -89,7 +89,8 @@ if (role === "server") {
       // Each message given back once read (AmMessage.release): later ones reuse its memory.
       faults.start();
       if (PROFILING) resetProfile();
-      for (let i = 0; i < count; i++) (await wait(ep.amRecv())).release();
+      // One window, one Promise (amRecvMany): per-message amRecvs cost a Promise and an await each.
+      for (const m of await wait(ep.amRecvMany(count))) m.release();
       faults.end("am", count);
       // UCX_TS_PROFILE=1: the server's phases per message of each AM window, on stderr.
       if (PROFILING) process.stderr.write(JSON.stringify({ am: count, ...profileSnapshot() }) + "\n");
@@ -194,7 +195,7 @@ if (role === "server") {
     results.push({ kind: "bw_many_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   // Active messages (UCXX's format, AM id 0): `window` amSends in flight, the server takes each
-  // with amRecv and acknowledges the window.
+  // with one amRecvMany and acknowledges the window.
   for (const [size, window, rounds] of plan.am ?? []) {
     const ack = new Uint8Array(8);
     const announce = new Float64Array([window]);
@@ -212,6 +213,7 @@ if (role === "server") {
     // 100 windows and at 1.4 GB/s over 1,500 (2026-11-26).
     for (let r = 0, until = performance.now() + 1000; r < rounds && performance.now() < until; r++) await round();
     let bytes = 0;
+    if (PROFILING) resetProfile();
     const t0 = performance.now();
     trace.mark("warm");
     for (let r = 0; r < rounds; r++) {
@@ -220,6 +222,8 @@ if (role === "server") {
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
+    // UCX_TS_PROFILE=1: the sender's phases and C calls over the timed windows, on stderr.
+    if (PROFILING) process.stderr.write(JSON.stringify({ amSent: rounds * window, ...profileSnapshot() }) + "\n");
     results.push({ kind: "am_bw_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   await wait(ep.send(new Uint8Array(1), 9));

@@ -55,6 +55,7 @@ export interface EndpointHost extends DrainHost {
   tagRecvMany(buffers: readonly BufferLike[], tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean): Submitted<RecvResult[]>;
   amInbox(endpointId: number): AmInbox;
   amTake(endpointId: number, signal?: AbortSignal): Promise<AmMessage>;
+  amTakeMany(endpointId: number, count: number, signal?: AbortSignal): Promise<AmMessage[]>;
   /** The endpoint is closed: forget it (and release its receive scope). */
   forgetEndpoint(id: number): void;
   /** The endpoint is closed: its inbox rejects its waiters with `error` and is forgotten. */

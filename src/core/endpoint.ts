@@ -416,6 +416,19 @@ export class Endpoint {
     return this.worker.amTake(this.id, options.signal);
   }
 
+  /**
+   * The next `count` active messages this peer sent, as one window (`worker.amRecvMany` for any
+   * sender): one Promise for all, resolved once the last has arrived, in order. The first error in
+   * their place (a refused or undeliverable message, this endpoint's failure once its queued
+   * messages are taken, an abort) rejects the window and gives the messages it had collected back
+   * to the front of the queue, so `amRecv`/`amRecvMany` get them later.
+   */
+  amRecvMany(count: number, options: RecvOptions = {}): Promise<AmMessage[]> {
+    const refused = this.receiveRefusal();
+    if (refused) return refused;
+    return this.worker.amTakeMany(this.id, count, options.signal);
+  }
+
   // --- remote memory access ------------------------------------------------------------------
 
   /** Unpack a peer's key (what its `MemoryHandle.packRkey()` returned) for use on this endpoint. */

@@ -172,6 +172,20 @@ export class Worker {
   }
 
 /**
+   * Receive the next `count` active messages from any sender as one window, in arrival order:
+   * one Promise for all of them (what a stream of small messages needs; see `amRecv` for the
+   * order). Resolves once the last has arrived; the first error in their place (a refused or
+   * undeliverable message, an abort) rejects the window, and the messages it had collected go
+   * back to the front of their queues for later receives. A count that is not an integer from 0
+   * throws UCX_TS_INVALID_ARGUMENT.
+   */
+  amRecvMany(count: number, options: RecvOptions = {}): Promise<AmMessage[]> {
+    const refused = this.#refusal();
+    if (refused) return refused;
+    return this.#am.takeMany(-1, count, options.signal);
+  }
+
+/**
    * Receive the messages peers address to UCXX receiver callback (owner, id) with
    * `amSend(data, { callback: { owner, id } })`. Returns a function that removes the handler.
    * "ucxx" is UCXX's own owner name and is refused.
@@ -493,6 +507,11 @@ export class Worker {
   /** @internal Wait for the next message of inbox `id` (-1: any), keeping the worker active meanwhile. */
   amTake(id: number, signal?: AbortSignal): Promise<AmMessage> {
     return this.#am.take(id, signal);
+  }
+
+  /** @internal Wait for the next `count` messages of inbox `id` (-1: any) as one window. */
+  amTakeMany(id: number, count: number, signal?: AbortSignal): Promise<AmMessage[]> {
+    return this.#am.takeMany(id, count, signal);
   }
 
   /** @internal The endpoint is closed: forget it (and release its receive scope). */

@@ -24,7 +24,7 @@ function assertAbort(e: unknown, cause: unknown, what: string): void {
 for (const mode of ["thread", "polling"] as const) {
   const test = suite(`core/abort (${mode})`);
 
-  test("AbortSignal.timeout: recv, recvMulti, amRecv and streamRecv reject with AbortError caused by a TimeoutError", async () => {
+  test("AbortSignal.timeout: recv, recvMulti, amRecv, amRecvMany and streamRecv reject with AbortError caused by a TimeoutError", async () => {
     const p = await pair(mode);
     try {
       const { ab: ba } = await helloEndpoints(p.b, p.a, p.run); // ep.recv needs a receive of its own
@@ -34,6 +34,8 @@ for (const mode of ["thread", "polling"] as const) {
         ["ep.recvMulti", ba.recvMulti(2, { signal: AbortSignal.timeout(30) })],
         ["ep.amRecv", ba.amRecv({ signal: AbortSignal.timeout(30) })],
         ["worker.amRecv", p.b.amRecv({ signal: AbortSignal.timeout(30) })],
+        ["ep.amRecvMany", ba.amRecvMany(2, { signal: AbortSignal.timeout(30) })],
+        ["worker.amRecvMany", p.b.amRecvMany(2, { signal: AbortSignal.timeout(30) })],
         ["ep.streamRecv", ba.streamRecv(new Uint8Array(8), { signal: AbortSignal.timeout(30) })],
       ];
       const outcomes = cases.map(([what, op]) => [what, rejection(op)] as const); // all handled at once
@@ -51,7 +53,7 @@ for (const mode of ["thread", "polling"] as const) {
       const pending = [p.b.recv(new Uint8Array(8), 5, undefined, { signal: ac.signal }), p.b.recvMulti(6, { signal: ac.signal }), p.b.amRecv({ signal: ac.signal })].map(rejection);
       ac.abort(reason);
       for (const [i, op] of pending.entries()) assertAbort(await p.run(op), reason, `pending ${i}`);
-      const before = [p.b.recv(new Uint8Array(8), 5, undefined, { signal: ac.signal }), p.b.recvMulti(6, { signal: ac.signal }), p.b.amRecv({ signal: ac.signal }), p.b.probe(5, undefined, { signal: ac.signal })].map(rejection);
+      const before = [p.b.recv(new Uint8Array(8), 5, undefined, { signal: ac.signal }), p.b.recvMulti(6, { signal: ac.signal }), p.b.amRecv({ signal: ac.signal }), p.b.probe(5, undefined, { signal: ac.signal }), p.b.amRecvMany(3, { signal: ac.signal })].map(rejection);
       for (const [i, op] of before.entries()) assertAbort(await p.run(op), reason, `already aborted ${i}`);
       // A message that arrives after an abort goes to the next receive: nothing was taken.
       const into = new Uint8Array(8);

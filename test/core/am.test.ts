@@ -144,6 +144,62 @@ for (const mode of MODES) {
     }
   });
 
+  // The windows live in the inbox, on the application thread, the same in every mode: two modes
+  // (one with a progress thread, one without) cover how messages reach it, at half the time.
+  if (mode === "thread" || mode === "polling") {
+    test("amRecvMany: windows in posting order beside amRecv, partial windows, abort and refusal give messages back", async () => {
+      const p = await pair(mode, { am: { maxQueuedMessages: 6 } });
+      try {
+        const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+        const firsts = (ms: AmMessage[]) => ms.map((m) => m.data[0]);
+        const sendAll = (from: number, n: number) => p.run(Promise.all(Array.from({ length: n }, (_, i) => p.ab.amSend(u8(from + i)))));
+        const takenIn = async () => {
+          await p.run(p.ab.flush());
+          await p.run(new Promise((r) => setTimeout(r, 10)));
+          await p.run(p.b.flush()); // let b take in everything that arrived
+        };
+        for (const bad of [-1, 1.5, Number.NaN, "2" as unknown as number])
+          assert.throws(() => ba.amRecvMany(bad), (e: UcxError) => e.code === "UCX_TS_INVALID_ARGUMENT", `count ${String(bad)}`);
+        assert.equal(await p.run(ba.amRecvMany(0)), []);
+        // Receives posted before anything arrived take messages in the order they were posted.
+        const first = ba.amRecv();
+        const window = ba.amRecvMany(3);
+        const after = ba.amRecv();
+        await sendAll(0, 5);
+        assert.equal([(await p.run(first)).data[0], firsts(await p.run(window)), (await p.run(after)).data[0]], [0, [1, 2, 3], 4]);
+        // A partial window: two queued when it is posted, two more arriving afterwards.
+        await sendAll(10, 2);
+        await takenIn();
+        const partial = ba.amRecvMany(4);
+        await sendAll(12, 2);
+        assert.equal(firsts(await p.run(partial)), [10, 11, 12, 13]);
+        // An aborted window gives back what it collected: the next receives get it, in order.
+        const ac = new AbortController();
+        const aborted = ba.amRecvMany(3, { signal: ac.signal }).catch((e: UcxError) => e.code);
+        await sendAll(20, 2);
+        await takenIn();
+        ac.abort();
+        assert.is(await p.run(aborted), "UCS_ERR_CANCELED");
+        assert.equal((await p.run(ba.amRecv())).data, u8(20));
+        assert.equal(firsts(await p.run(ba.amRecvMany(1))), [21]);
+        // A refusal in line (queue of 6 full) rejects the window reaching it; its messages go back.
+        await sendAll(30, 8);
+        await takenIn();
+        const refused = await p.run(ba.amRecvMany(8).then(() => null, (e: UcxError) => e));
+        assert.is(refused?.code, "UCX_TS_LIMIT_EXCEEDED");
+        assert.equal(firsts(await p.run(ba.amRecvMany(6))), [30, 31, 32, 33, 34, 35]);
+        // From any endpoint: the queued messages first, then those arriving, as one window.
+        await sendAll(40, 1);
+        await takenIn();
+        const any = p.b.amRecvMany(3);
+        await sendAll(41, 2);
+        assert.equal(firsts(await p.run(any)), [40, 41, 42]);
+      } finally {
+        await p.close();
+      }
+    });
+  }
+
   test("receiver callbacks by (owner, id), raw AM ids, and malformed headers refused one message at a time", async () => {
     const p = await pair(mode);
     try {

@@ -166,12 +166,16 @@ for (const mode of ["thread", "polling"] as const) {
       await c.run(c.client.close());
       await c.failed();
       await c.run(new Promise((r) => setTimeout(r, 300)));
+      // A window asking for more than came rejects with the failure and gives its messages back.
+      await rejectsWithFailure(c, c.server.amRecvMany(4), "amRecvMany past the last message");
+      const [m0] = await c.run(c.server.amRecvMany(1));
       for (let i = 0; i < 3; i++) {
-        const m = await c.run(c.server.amRecv());
+        const m = i === 0 ? m0! : await c.run(c.server.amRecv());
         assert.is(m.header[0], i, `message ${i} in order`);
         assert.ok(m.data.length === 50 + i && samePattern(m.data, i), `content of message ${i}`);
       }
       await rejectsWithFailure(c, c.server.amRecv(), "amRecv past the last message");
+      await rejectsWithFailure(c, c.server.amRecvMany(2), "amRecvMany past the last message");
     } finally {
       await c.close();
     }
@@ -214,12 +218,14 @@ for (const mode of ["thread", "polling"] as const) {
     }
   });
 
-  test("an amRecv pending at the failure with nothing to come rejects within a second", async () => {
+  test("an amRecv (and an amRecvMany) pending at the failure with nothing to come rejects within a second", async () => {
     const c = await connected(mode);
     try {
       const pending = c.server.amRecv();
+      const pendingMany = c.server.amRecvMany(3);
       await c.run(c.client.close({ force: true }));
       await rejectsWithFailure(c, pending, "the pending amRecv", 11_000); // the failure itself takes its time
+      await rejectsWithFailure(c, pendingMany, "the pending amRecvMany");
       assert.ok(c.server.error, "the endpoint reports its error");
     } finally {
       await c.close();

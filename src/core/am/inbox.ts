@@ -6,7 +6,8 @@
  * does not fit is refused (its memory is let go), and the reader learns it at that point of the
  * order: the `amRecv()` that reaches it rejects with UCX_TS_LIMIT_EXCEEDED, saying how many were
  * refused. A message whose header did not parse waits in line as an error the same way, so one
- * bad message fails one `amRecv()` and the endpoint goes on.
+ * bad message fails one `amRecv()` and the endpoint goes on. `amRecvMany(count)` takes a window
+ * of messages with one Promise; a window that rejects gives back the messages it had collected.
  *
  * When the endpoint fails, what is queued is still delivered, in order, and only then does
  * `amRecv()` reject with the endpoint's error (`fail`); closing it (`close`) drops the queue.
@@ -57,10 +58,23 @@ export const DEFAULT_AM_LIMITS: Required<AmQueueLimits> = { maxQueuedMessages: 1
 
 type Entry = ({ message: AmMessage } | { error: UcxError } | { refused: number }) & { seq: number };
 
+/**
+ * A receive waiting for messages: `amRecv` (need 1) or an `amRecvMany` window (need n). What a
+ * window collected stays listed with the inbox each message would have queued in (`homes`), so
+ * that a window which ends without resolving (abort, failure) gives its messages back there.
+ */
 interface Waiter {
-  resolve(m: AmMessage): void;
+  /** Messages the window waits for in all; 0 for an `amRecv`, which resolves with the message itself. */
+  readonly need: number;
+  readonly got: AmMessage[];
+  readonly seqs: number[];
+  readonly homes: AmInbox[];
+  resolve(value: AmMessage | AmMessage[]): void;
   reject(e: unknown): void;
 }
+
+/** What an `amRecv` waiter holds: never anything (it resolves with its first message). */
+const NONE: never[] = [];
 
 export class AmInbox {
   private readonly entries: Entry[] = [];
@@ -81,10 +95,14 @@ export class AmInbox {
     return this.entries[0]?.seq;
   }
 
-  /** A message arrived: hand it to the oldest waiter, or queue it if it fits, or refuse it. */
-  put(message: AmMessage, seq: number): void {
-    const w = this.waiters.shift();
-    if (w) return w.resolve(message);
+  /**
+   * A message arrived: hand it to the oldest waiter, or queue it if it fits, or refuse it.
+   * `home` is the inbox it belongs to when this one only lends its waiters (receives from any
+   * endpoint): a window that gives its messages back gives them there.
+   */
+  put(message: AmMessage, seq: number, home: AmInbox = this): void {
+    const w = this.waiters[0];
+    if (w) return this.feed(w, message, seq, home);
     const size = message.data.length + message.header.length;
     if (this.messages >= this.limits.maxQueuedMessages || this.bytes + size > this.limits.maxQueuedBytes) {
       const last = this.entries[this.entries.length - 1];
@@ -98,11 +116,15 @@ export class AmInbox {
     this.entries.push({ message, seq });
   }
 
-  /** A message that cannot be delivered (bad header): the `amRecv()` that reaches it rejects. */
+  /** A message that cannot be delivered (bad header): the receive that reaches it rejects. */
   putError(error: UcxError, seq: number): void {
     const w = this.waiters.shift();
-    if (w) return w.reject(error);
-    this.entries.push({ error, seq });
+    if (!w) {
+      this.entries.push({ error, seq });
+      return;
+    }
+    AmInbox.giveBack(w);
+    w.reject(error);
   }
 
   /** The next entry if it is a message, taken now; undefined if there is none or it is an error. */
@@ -115,47 +137,150 @@ export class AmInbox {
     return e.message;
   }
 
+  /** The next entry, if it is an error (a refused or undeliverable message): taken, as its error. */
+  takeError(): UcxError | undefined {
+    const e = this.entries[0];
+    if (e === undefined || "message" in e) return undefined;
+    this.entries.shift();
+    return this.entryError(e);
+  }
+
   /** The next message (or the error in its place); waits when there is none, until `signal` aborts. */
   take(signal?: AbortSignal): Promise<AmMessage> {
     const e = this.entries.shift();
     if (!e) {
       if (signal?.aborted) return Promise.reject(abortError(signal, "amRecv"));
       if (this.failed) return Promise.reject(this.failed);
-      return new Promise((resolve, reject) => {
-        const w: Waiter = { resolve, reject };
-        this.waiters.push(w);
-        if (!signal) return;
-        const onAbort = () => {
-          const i = this.waiters.indexOf(w);
-          if (i < 0) return; // already answered
-          this.waiters.splice(i, 1);
-          reject(abortError(signal, "amRecv"));
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
-        // Let go of the listener once answered: one signal may serve many receives.
-        w.resolve = (m) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(m);
-        };
-        w.reject = (e) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(e);
-        };
-      });
+      return new Promise((resolve, reject) => this.wait(0, NONE, NONE, NONE, resolve as (v: unknown) => void, reject, signal, "amRecv"));
     }
     if ("message" in e) {
       this.messages--;
       this.bytes -= e.message.data.length + e.message.header.length;
       return Promise.resolve(e.message);
     }
-    if ("error" in e) return Promise.reject(e.error);
+    return Promise.reject(this.entryError(e));
+  }
+
+  /**
+   * The next `count` messages, as one window (`amRecvMany`): resolves once all have arrived, in
+   * order. The first error in their place (a refused or undeliverable message, the endpoint's
+   * failure, an abort) rejects the window, and the messages it had collected go back to the front
+   * of the queue, so a later receive gets them: a window that rejects consumes no message.
+   * `got`/`seqs`/`homes`: what a receive from any endpoint collected from other inboxes first.
+   * Returns the messages themselves when all are here now.
+   */
+  takeMany(count: number, signal?: AbortSignal, got: AmMessage[] = [], seqs: number[] = [], homes: AmInbox[] = []): AmMessage[] | Promise<AmMessage[]> {
+    const fail = (error: unknown): Promise<AmMessage[]> => {
+      AmInbox.giveBack({ got, seqs, homes });
+      return Promise.reject(error);
+    };
+    if (signal?.aborted) return fail(abortError(signal, "amRecvMany"));
+    while (got.length < count) {
+      const e = this.entries[0];
+      if (e === undefined) break;
+      const message = this.takeReady();
+      if (message === undefined) return fail(this.takeError());
+      got.push(message);
+      seqs.push(e.seq);
+      homes.push(this);
+    }
+    if (got.length === count) return got; // all there now: the caller settles it at once
+    if (this.failed) return fail(this.failed);
+    return new Promise((resolve, reject) => this.wait(count, got, seqs, homes, resolve as (v: unknown) => void, reject, signal, "amRecvMany"));
+  }
+
+  /** Queue a waiter for `need` messages (`got` already collected) until answered or aborted. */
+  private wait(
+    need: number,
+    got: AmMessage[],
+    seqs: number[],
+    homes: AmInbox[],
+    resolve: (value: unknown) => void,
+    reject: (e: unknown) => void,
+    signal: AbortSignal | undefined,
+    what: string,
+  ): void {
+    const w: Waiter = { need, got, seqs, homes, resolve, reject };
+    this.waiters.push(w);
+    if (!signal) return;
+    const onAbort = () => {
+      const i = this.waiters.indexOf(w);
+      if (i < 0) return; // already answered
+      this.waiters.splice(i, 1);
+      AmInbox.giveBack(w);
+      reject(abortError(signal, what));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    // Let go of the listener once answered: one signal may serve many receives.
+    w.resolve = (m) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(m);
+    };
+    w.reject = (e) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(e);
+    };
+  }
+
+  /** Hand `message` to waiter `w` (the oldest); it resolves once it has all it waits for. */
+  private feed(w: Waiter, message: AmMessage, seq: number, home: AmInbox): void {
+    if (w.need === 0) {
+      this.waiters.shift();
+      return w.resolve(message);
+    }
+    w.got.push(message);
+    w.seqs.push(seq);
+    w.homes.push(home);
+    if (w.got.length < w.need) return;
+    this.waiters.shift();
+    w.resolve(w.got);
+  }
+
+  /**
+   * A waiter ends without resolving: the messages it collected go back to the front of the
+   * queues they came from, in their order, and to whatever receives wait there.
+   */
+  static giveBack(w: Pick<Waiter, "got" | "seqs" | "homes">): void {
+    if (w.got.length === 0) return;
+    for (let i = w.got.length - 1; i >= 0; i--) w.homes[i]!.unshift(w.got[i]!, w.seqs[i]!);
+    for (const home of new Set(w.homes)) home.deliverQueued();
+    w.got.length = 0;
+    w.seqs.length = 0;
+    w.homes.length = 0;
+  }
+
+  /** Put a message taken earlier back at the front (it was queued before: no bound applies). */
+  unshift(message: AmMessage, seq: number): void {
+    this.messages++;
+    this.bytes += message.data.length + message.header.length;
+    this.entries.unshift({ message, seq });
+  }
+
+  /** Queued entries to the waiters, oldest first (after messages came back from a window). */
+  deliverQueued(): void {
+    while (this.waiters.length > 0 && this.entries.length > 0) {
+      const seq = this.entries[0]!.seq;
+      const message = this.takeReady();
+      if (message !== undefined) this.feed(this.waiters[0]!, message, seq, this);
+      else this.putErrorToWaiter(this.takeError()!);
+    }
+    if (this.failed && this.entries.length === 0) this.fail(this.failed);
+  }
+
+  private putErrorToWaiter(error: UcxError): void {
+    const w = this.waiters.shift()!;
+    AmInbox.giveBack(w);
+    w.reject(error);
+  }
+
+  /** The error a receive gets for an entry that is not a message. */
+  private entryError(e: Exclude<Entry, { message: AmMessage }>): UcxError {
+    if ("error" in e) return e.error;
     const { maxQueuedMessages, maxQueuedBytes } = this.limits;
-    return Promise.reject(
-      new UcxError(
-        "UCX_TS_LIMIT_EXCEEDED",
-        `amRecv: ${e.refused} active message(s) were refused here: the queue of unread messages was full ` +
-          `(maxQueuedMessages ${maxQueuedMessages}, maxQueuedBytes ${maxQueuedBytes})`,
-      ),
+    return new UcxError(
+      "UCX_TS_LIMIT_EXCEEDED",
+      `amRecv: ${e.refused} active message(s) were refused here: the queue of unread messages was full ` +
+        `(maxQueuedMessages ${maxQueuedMessages}, maxQueuedBytes ${maxQueuedBytes})`,
     );
   }
 
@@ -165,7 +290,10 @@ export class AmInbox {
    */
   fail(error: UcxError): void {
     this.failed ??= error;
-    for (const w of this.waiters.splice(0)) w.reject(error);
+    const waiters = this.waiters.splice(0);
+    // Windows give back what they collected, the last first, so the first's messages lead.
+    for (let i = waiters.length - 1; i >= 0; i--) AmInbox.giveBack(waiters[i]!);
+    for (const w of waiters) w.reject(error);
   }
 
   /** Reject every waiter with `error` and forget what is queued (its GPU memory freed: nobody can take it now). */

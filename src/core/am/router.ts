@@ -71,23 +71,51 @@ export class AmRouter {
   /** The next message of inbox `id`, or with -1 of any inbox in arrival order. */
   take(id: number, signal?: AbortSignal): Promise<AmMessage> {
     if (id >= 0) return this.inbox(id).take(signal);
+    const oldest = this.oldestInbox();
+    return oldest ? oldest.take() : this.anyInbox.take(signal);
+  }
+
+  /**
+   * The next `count` messages of inbox `id` as one window, or with -1 of all inboxes in arrival
+   * order: those queued now first, then those arriving that no endpoint's receive waits for.
+   */
+  takeMany(id: number, count: number, signal?: AbortSignal): AmMessage[] | Promise<AmMessage[]> {
+    if (id >= 0) return this.inbox(id).takeMany(count, signal);
+    const got: AmMessage[] = [];
+    const seqs: number[] = [];
+    const homes: AmInbox[] = [];
+    while (got.length < count && !signal?.aborted) {
+      const inbox = this.oldestInbox();
+      if (!inbox) break;
+      const seq = inbox.oldest!;
+      const message = inbox.takeReady();
+      if (message === undefined) {
+        // An error in line ends the window; what it collected goes back in front of the error.
+        const error = inbox.takeError();
+        AmInbox.giveBack({ got, seqs, homes });
+        return Promise.reject(error);
+      }
+      got.push(message);
+      seqs.push(seq);
+      homes.push(inbox);
+    }
+    return this.anyInbox.takeMany(count, signal, got, seqs, homes);
+  }
+
+  /** The inbox holding the oldest unread entry, if any. */
+  private oldestInbox(): AmInbox | undefined {
     let oldest: AmInbox | undefined;
     for (const inbox of this.inboxes.values()) {
       const seq = inbox.oldest;
       if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
     }
-    return oldest ? oldest.take() : this.anyInbox.take(signal);
+    return oldest;
   }
 
   /** The next message of inbox `id` (-1: of any inbox), if one is there now; else undefined. */
   takeReady(id: number): AmMessage | undefined {
     if (id >= 0) return this.inboxes.get(id)?.takeReady();
-    let oldest: AmInbox | undefined;
-    for (const inbox of this.inboxes.values()) {
-      const seq = inbox.oldest;
-      if (seq !== undefined && (oldest === undefined || seq < oldest.oldest!)) oldest = inbox;
-    }
-    return oldest?.takeReady();
+    return this.oldestInbox()?.takeReady();
   }
 
   /** Register `handler` under `key`; returns the function that removes it. */
@@ -142,7 +170,7 @@ export class AmRouter {
       const handler = this.handlers.get(AmRouter.callbackKey(header.callback.owner, header.callback.id));
       if (handler) return run(handler, message, endpoint);
     }
-    inbox.put(message, seq);
+    inbox.put(message, seq, own);
   }
 
   /**

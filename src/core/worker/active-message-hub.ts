@@ -59,6 +59,24 @@ export class ActiveMessageHub {
     return this.settled(p);
   }
 
+  /**
+   * The next `count` messages of inbox `id` (-1: any) as one window (`amRecvMany`): one Promise,
+   * settled at once when all are queued already, else once the last arrives.
+   */
+  takeMany(id: number, count: number, signal?: AbortSignal): Promise<AmMessage[]> {
+    if (!Number.isSafeInteger(count) || count < 0) throw invalidArgument(`amRecvMany needs a count of messages (an integer from 0), got ${String(count)}`);
+    const r = this.router.takeMany(id, count, signal);
+    if (Array.isArray(r)) return this.path.settledNow(r);
+    this.waiting++;
+    this.path.updateActive();
+    const done = () => {
+      this.waiting--;
+      this.path.updateActive();
+    };
+    r.then(done, done);
+    return this.settled(r);
+  }
+
   onAmCallback(owner: string, id: number | bigint, handler: AmHandler): () => void {
     if (owner === RESERVED_OWNER) throw invalidArgument(`the receiver-callback owner '${RESERVED_OWNER}' is reserved by UCXX`);
     try {
