@@ -83,6 +83,8 @@ export class AmInbox {
   private bytes = 0;
   /** The endpoint's error, once it failed: what a receive gets when the queue is empty. */
   private failed: UcxError | undefined;
+  /** `close` ran: messages given back by a window are dropped, not queued (`unshift`). */
+  private closed = false;
 
   constructor(private readonly limits: Required<AmQueueLimits>) {}
 
@@ -249,8 +251,13 @@ export class AmInbox {
     w.homes.length = 0;
   }
 
-  /** Put a message taken earlier back at the front (it was queued before: no bound applies). */
+  /**
+   * Put a message taken earlier back at the front (it was queued before: no bound applies). Into
+   * a closed inbox it is dropped, as `close` dropped what was queued then (a worker-wide window
+   * aborted after this endpoint closed): its GPU memory freed, not kept where nobody can take it.
+   */
   unshift(message: AmMessage, seq: number): void {
+    if (this.closed) return dropDevice(message);
     this.messages++;
     this.bytes += message.data.length + message.header.length;
     this.entries.unshift({ message, seq });
@@ -298,6 +305,7 @@ export class AmInbox {
 
   /** Reject every waiter with `error` and forget what is queued (its GPU memory freed: nobody can take it now). */
   close(error: UcxError): void {
+    this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(error);
     for (const e of this.entries) if ("message" in e) dropDevice(e.message);
     this.entries.length = 0;
