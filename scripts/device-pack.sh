@@ -62,6 +62,15 @@ for f in bench/ucg.ts bench/ucg-rank.ts bench/ucg-rtt.ts bench/ucg-rtt-rank.ts; 
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
 cp "$dir/pkg/test/gpu/engine-thread.js" "$dir/pkg/bench/"
+# The soak (issue 26; `run-gpu.sh soak`: GPU traffic against the real libcudart under faults),
+# bundled likewise: main, its peer and its collectives rank side by side (scripts/soak/files.ts
+# finds the .mjs peers beside a .mjs main).
+mkdir -p "$dir/pkg/scripts/soak"
+for f in scripts/soak/main.ts scripts/soak/peer.ts scripts/soak/ucg-rank.ts; do
+  node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$dir/pkg/scripts/soak/$(basename "$f" .ts).mjs" \
+    --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
+done
+cp "$dir/pkg/test/gpu/engine-thread.js" "$dir/pkg/scripts/soak/"
 mkdir -p "$dir/pkg/bench/mpi" "$dir/pkg/scripts"
 cp bench/mpi/coll-lat.c "$dir/pkg/bench/mpi/"
 cp scripts/setup-mpi "$dir/pkg/scripts/"
@@ -88,6 +97,7 @@ cat <<'RUN'
 #   sh .device/run-gpu.sh bench      environment and benchmark only
 #   sh .device/run-gpu.sh p2p        environment and the perf run only
 #   sh .device/run-gpu.sh ucg        environment and the collectives benchmark against Open MPI
+#   sh .device/run-gpu.sh soak       environment and the soak with GPU traffic (real libcudart)
 # Each step has its own time limit (GPU_TESTS_TIMEOUT, GPU_BENCH_TIMEOUT, P2P_TIMEOUT, seconds),
 # so that one hang cannot spend the whole device call. The exit status is non-zero when a step
 # failed. Output is written to the log first and then shown: a pipe into tee would report tee's
@@ -135,6 +145,10 @@ if [ "$what" = ucg ]; then
   command -v mpicc >/dev/null 2>&1 || export UCG_BENCH_MPI_BINARY="$here/coll-lat"
   run ucg-bench "${UCG_TIMEOUT:-400}" $js bench/ucg.mjs --compare-mpi ${UCG_ARGS:---ranks 2,4,8 --sizes 8,1048576}
   if [ -n "${OUT:-}" ]; then cp bench/results/ucg-*.json "$OUT/" 2>/dev/null || true; fi
+fi
+if [ "$what" = soak ]; then
+  # GPU traffic under the soak's faults against the real libcudart (not in "all": minutes).
+  run soak "${SOAK_TIMEOUT:-300}" $js --expose-gc --min-semi-space-size=1 --max-semi-space-size=1 scripts/soak/main.mjs ${SOAK_ARGS:---minutes 2 --gpu real}
 fi
 if [ "$what" = all ] || [ "$what" = p2p ]; then
   run p2p-perf "${P2P_TIMEOUT:-90}" $js bin/ucx-ts.mjs perf --tests tag_lat,tag_bw,am_bw,put_bw --sizes 8,65536,1048576 --mode polling --error-handling none --compare
