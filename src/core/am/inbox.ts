@@ -120,13 +120,8 @@ export class AmInbox {
 
   /** A message that cannot be delivered (bad header): the receive that reaches it rejects. */
   putError(error: UcxError, seq: number): void {
-    const w = this.waiters.shift();
-    if (!w) {
-      this.entries.push({ error, seq });
-      return;
-    }
-    AmInbox.giveBack(w);
-    w.reject(error);
+    if (this.waiters.length > 0) this.putErrorToWaiter(error);
+    else this.entries.push({ error, seq });
   }
 
   /** The next entry if it is a message, taken now; undefined if there is none or it is an error. */
@@ -274,6 +269,7 @@ export class AmInbox {
     if (this.failed && this.entries.length === 0) this.fail(this.failed);
   }
 
+  /** The oldest waiter gets `error` in its place, giving back what it had collected. */
   private putErrorToWaiter(error: UcxError): void {
     const w = this.waiters.shift()!;
     AmInbox.giveBack(w);
