@@ -48,15 +48,7 @@ export class ActiveMessageHub {
     // (a stream of small messages is read this way, one amRecv each).
     const ready = this.router.takeReady(id);
     if (ready) return this.path.settledNow(ready);
-    const p = this.router.take(id, signal);
-    this.waiting++;
-    this.path.updateActive();
-    const done = () => {
-      this.waiting--;
-      this.path.updateActive();
-    };
-    p.then(done, done);
-    return this.settled(p);
+    return this.awaited(this.router.take(id, signal));
   }
 
   /**
@@ -66,15 +58,19 @@ export class ActiveMessageHub {
   takeMany(id: number, count: number, signal?: AbortSignal): Promise<AmMessage[]> {
     if (!Number.isSafeInteger(count) || count < 0) throw invalidArgument(`amRecvMany needs a count of messages (an integer from 0), got ${String(count)}`);
     const r = this.router.takeMany(id, count, signal);
-    if (Array.isArray(r)) return this.path.settledNow(r);
+    return Array.isArray(r) ? this.path.settledNow(r) : this.awaited(r);
+  }
+
+  /** A receive that waits: counted as waiting (the worker stays active) until `p` settles. */
+  private awaited<T>(p: Promise<T>): Promise<T> {
     this.waiting++;
     this.path.updateActive();
     const done = () => {
       this.waiting--;
       this.path.updateActive();
     };
-    r.then(done, done);
-    return this.settled(r);
+    p.then(done, done);
+    return this.settled(p);
   }
 
   onAmCallback(owner: string, id: number | bigint, handler: AmHandler): () => void {
