@@ -172,16 +172,17 @@ export class Endpoint {
 
   /** `recv` into staging memory: `released` runs once UCX no longer holds `bytes` (at once if it never did). */
   private recvReleased(bytes: Uint8Array, tag: Tag, mask: Tag, options: RecvOptions, released: () => void): Promise<RecvResult> {
-    let posted = false;
+    const refused = this.receiveRefusal();
+    if (refused) {
+      released(); // never reached UCX (a refused submission reports through `released` itself)
+      return refused;
+    }
+    // A throw from tagRecv (or receiveScope) means the bytes never reached UCX: recvIntoDevice gives them back at once.
+    const r = this.worker.tagRecv(bytes, tag, mask, options, this.receiveScope("recv"), this.queuedOnly, released);
     try {
-      const refused = this.receiveRefusal();
-      if (refused) return refused;
-      const r = this.worker.tagRecv(bytes, tag, mask, options, this.receiveScope("recv"), this.queuedOnly, released);
-      posted = true;
       return this.trackReceive(r);
-    } finally {
-      // Refused, or thrown before UCX had it (a refused submission reports through `released` itself).
-      if (!posted) released();
+    } catch (e) {
+      return Promise.reject(e); // posted: the bytes come back when UCX reports it (`released`)
     }
   }
 

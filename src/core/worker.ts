@@ -279,20 +279,7 @@ export class Worker {
     const refused = this.#refusal();
     if (refused) return refused;
     if (isDeviceBuffer(buffer)) {
-      return recvIntoDevice(
-        buffer,
-        (bytes, released) => {
-          let posted = false;
-          try {
-            const r = this.#receives.tagRecv(bytes, tag, mask, options, undefined, false, released).promise;
-            posted = true;
-            return r;
-          } finally {
-            if (!posted) released(); // never reached UCX
-          }
-        },
-        (r) => r.length,
-      );
+      return recvIntoDevice(buffer, (bytes, released) => this.#receives.tagRecv(bytes, tag, mask, options, undefined, false, released).promise, (r) => r.length);
     }
     return this.#receives.tagRecv(buffer, tag, mask, options).promise;
   }

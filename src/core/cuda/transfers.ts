@@ -92,7 +92,8 @@ export function sendFromDevice(buffer: DeviceBuffer, ports: SendPorts): Promise<
  * `released`, and call it once UCX no longer holds the bytes (the tag receives do: their request's
  * completion, which can come after an early rejection when the endpoint fails, or at once when the
  * receive never reached UCX). A failed staged receive gives its pinned buffer back then; one whose
- * host operation cannot say (stream, get) drops it, since UCX may still write into it.
+ * host operation cannot say (stream, get) drops it, since UCX may still write into it. A `host`
+ * that throws (rather than rejects) never handed the bytes to UCX: the buffer comes back at once.
  */
 export function recvIntoDevice<R>(buffer: DeviceBuffer, host: (bytes: Uint8Array, released: () => void) => Promise<R>, filled: (r: R) => number): Promise<R> {
   buffer.assertLive("receive");
@@ -112,9 +113,16 @@ export function recvIntoDevice<R>(buffer: DeviceBuffer, host: (bytes: Uint8Array
         ucxDone = true;
         if (failed) giveBack();
       };
+      let receiving: Promise<R>;
+      try {
+        receiving = host(pinned.bytes.subarray(0, buffer.size), released);
+      } catch (e) {
+        giveBack(); // thrown before the bytes reached UCX
+        throw e;
+      }
       let result: R;
       try {
-        result = await host(pinned.bytes.subarray(0, buffer.size), released);
+        result = await receiving;
       } catch (e) {
         failed = true;
         if (ucxDone) giveBack(); // else when UCX reports it, or never (see above)
