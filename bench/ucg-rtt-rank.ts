@@ -44,15 +44,15 @@ const onRecv = () => void got++;
 const onSend = () => {};
 const notDone = () => got === 0;
 
-/** Post a receive from the peer and a send to it, as a plan's step does (receive first). */
-const postBoth = () => {
-  got = 0;
-  channel.post(into, theirs, onRecv, fail);
-  channel.postSend(peer, out, mine, onSend, fail);
-};
 const postRecv = () => {
   got = 0;
   channel.post(into, theirs, onRecv, fail);
+};
+const postSend = () => channel.postSend(peer, out, mine, onSend, fail);
+/** Post a receive from the peer and a send to it, as a plan's step does (receive first). */
+const postBoth = () => {
+  postRecv();
+  postSend();
 };
 const pollStep = () => {
   channel.pollNow(notDone);
@@ -61,6 +61,18 @@ const pollStep = () => {
 };
 const spinBare = () => {
   while (got === 0) worker.progress();
+};
+
+/** One round trip with the step's posts, waiting with `wait`: rank 0 sends first, rank 1 answers. */
+const pingPong = (wait: () => void) => () => {
+  if (rank === 0) {
+    postBoth();
+    wait();
+  } else {
+    postRecv();
+    wait();
+    postSend();
+  }
 };
 
 type Path = (i: number) => Promise<void> | void;
@@ -76,26 +88,8 @@ const paths: Record<string, Path> = {
       await worker.settled(ep.send(out, mine));
     }
   },
-  step: () => {
-    if (rank === 0) {
-      postBoth();
-      pollStep();
-    } else {
-      postRecv();
-      pollStep();
-      channel.postSend(peer, out, mine, onSend, fail);
-    }
-  },
-  spin: () => {
-    if (rank === 0) {
-      postBoth();
-      spinBare();
-    } else {
-      postRecv();
-      spinBare();
-      channel.postSend(peer, out, mine, onSend, fail);
-    }
-  },
+  step: pingPong(pollStep),
+  spin: pingPong(spinBare),
   exchange: () => {
     postBoth();
     pollStep();
