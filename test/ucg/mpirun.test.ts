@@ -48,7 +48,7 @@ if (why) {
       { env: { UCX_TS_RANK: undefined, UCX_TS_SIZE: undefined, UCX_TS_ROOT_ADDR: undefined }, timeoutMs: 90_000 },
       "mpirun",
     );
-    const report = `status ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr.split("\n").slice(-20).join("\n")}`;
+    const report = `status ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr.split("\n").slice(-60).join("\n")}`;
     assert.is(r.code, 0, report);
     const results = r.stdout.split("\n").filter((l) => l.startsWith("MPIRUN_RESULT ")).map((l) => JSON.parse(l.slice(14)) as { rank: number; size: number; launcher: string; sum: number[] });
     assert.equal(results.map((x) => x.rank).sort(), [0, 1, 2, 3], report);
