@@ -7,6 +7,7 @@
  * The ranks share a fresh bootstrap secret (UCX_TS_BOOTSTRAP_SECRET) unless one is given.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import process from "node:process";
 import { runtime } from "../ffi/index.ts";
@@ -69,14 +70,52 @@ function nodeOptionsOnly(execArgv: readonly string[]): string[] {
   return out;
 }
 
-/** A free TCP port (the OS picks it; it is free when this returns, and rank 0 binds it at once). */
-export function freePort(): Promise<number> {
+/**
+ * A free TCP port for rank 0's bootstrap listener. Rank 0 binds it only after its runtime has
+ * started (seconds under mpirun), so the port must not be one the kernel is likely to hand out
+ * meanwhile: a port from the ephemeral range (what `listen(0)` returns) can become the source
+ * port of any outgoing connection on the machine (UCX's tcp transport opens many), and rank 0's
+ * listen then fails with EADDRINUSE. So pick at random below the ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range), check it is free now by binding it, and retry on a
+ * port in use. Falls back to the kernel's pick where no such port is found.
+ */
+export async function freePort(): Promise<number> {
+  const ephemeralLow = ephemeralRangeStart();
+  const low = 10_000;
+  if (ephemeralLow - low >= 1_000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = low + Math.floor(Math.random() * (ephemeralLow - low));
+      if (await canBind(port)) return port;
+    }
+  }
+  return bindAndRelease(0);
+}
+
+/** The first port of the kernel's ephemeral range (32768 when it cannot be read). */
+function ephemeralRangeStart(): number {
+  try {
+    const first = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(first) && first > 0 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canBind(port: number): Promise<boolean> {
+  return bindAndRelease(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Binds 127.0.0.1:port (0: the kernel picks), closes it, and returns the port bound. */
+function bindAndRelease(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
+    server.listen(port, "127.0.0.1", () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
 }
