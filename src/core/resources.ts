@@ -2,7 +2,7 @@
  * The transports and devices UCX can use on this host, found the way `ucx_info -d` finds them:
  * every UCT component, its memory domains, and each memory domain's transport resources.
  */
-import { DEVICE_TYPE_NAMES, layouts, Struct, UCX_CONSTANTS as C, type Pointer } from "../ffi/index.ts";
+import { DEVICE_TYPE_NAMES, Struct, UCX_CONSTANTS as C, type Pointer } from "../ffi/index.ts";
 import { check, ucx } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 
@@ -44,7 +44,8 @@ function componentResources(component: Pointer): TransportResource[] {
   const mdCount = attr.getNumber("md_resource_count");
   if (mdCount === 0) return [];
 
-  const mdSize = layouts.uct_md_resource_desc_t.size;
+  const mdLayout = u.layouts.uct_md_resource_desc_t;
+  const mdSize = mdLayout.size;
   const mdResources = new Uint8Array(mdCount * mdSize);
   attr.set("field_mask", C.UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
   attr.set("md_resources", u.addressOf(mdResources));
@@ -52,7 +53,7 @@ function componentResources(component: Pointer): TransportResource[] {
 
   const found: TransportResource[] = [];
   for (let i = 0; i < mdCount; i++) {
-    const md = new Struct("uct_md_resource_desc_t", mdResources.buffer, i * mdSize).getString("md_name");
+    const md = new Struct("uct_md_resource_desc_t", mdResources.buffer, i * mdSize, mdLayout).getString("md_name");
     found.push(...memoryDomainResources(component, componentName, md));
   }
   return found;

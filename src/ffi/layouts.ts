@@ -393,3 +393,43 @@ export const layouts = {
 } as const satisfies Record<string, LayoutDef>;
 
 export type LayoutName = keyof typeof layouts;
+
+/**
+ * Layouts a later UCX changed in place. The API structs above only grow at their end behind a
+ * `field_mask`, but `uct_worker_t`'s callback queue is an internal of uct.h's inline data path
+ * (ucx-ts runs `ucs_callbackq_dispatch` itself, src/core/uct/worker.ts) with no such promise:
+ * UCX 1.16 dropped `flags` and `id` from `ucs_callbackq_elem_t` (24 -> 16 bytes). Reading 1.16's
+ * queue with 1.13's stride took an `arg` for a callback and crashed. Each entry replaces whole
+ * layouts from its version on; `layoutsFor` picks by the version of the library loaded.
+ * Checked against each version's headers by `scripts/check-layout.ts` (UCX_TS_INCLUDEDIR).
+ */
+export const layoutChanges: readonly { readonly since: readonly [major: number, minor: number]; readonly layouts: Partial<Record<LayoutName, LayoutDef>> }[] = [
+  {
+    since: [1, 16],
+    layouts: {
+      uct_worker_t: {
+        size: 136,
+        fields: {
+          "progress_q.fast_elems": { offset: 0, type: "u8", count: 128 },
+        },
+      },
+      ucs_callbackq_elem_t: {
+        size: 16,
+        fields: {
+          cb: { offset: 0, type: "ptr" },
+          arg: { offset: 8, type: "ptr" },
+        },
+      },
+    },
+  },
+];
+
+/** The layout table for UCX `major.minor`: the one above with every change up to that version applied. */
+export function layoutsFor(major: number, minor: number): Readonly<Record<LayoutName, LayoutDef>> {
+  const table: Record<string, LayoutDef> = { ...layouts };
+  for (const change of layoutChanges) {
+    const [m, n] = change.since;
+    if (major > m || (major === m && minor >= n)) Object.assign(table, change.layouts);
+  }
+  return table as Record<LayoutName, LayoutDef>;
+}

@@ -7,7 +7,7 @@ import type { Backend, BufferSource, CallbackDef, NativeCallback, NativeFunction
 import { createBunBackend } from "./backends/bun.ts";
 import { createDenoBackend } from "./backends/deno.ts";
 import { createKoffiBackend } from "./backends/koffi.ts";
-import { layouts, type LayoutName } from "./layouts.ts";
+import { layoutsFor, type LayoutDef, type LayoutName } from "./layouts.ts";
 import { runtime } from "./runtime.ts";
 import { Struct } from "./struct.ts";
 import { cudaSymbols, symbols, type LibraryName, type SymbolDef, type SymbolTable } from "./symbols.ts";
@@ -38,6 +38,8 @@ export interface Ucx extends Functions<typeof symbols> {
   readonly backend: Backend;
   /** Which file each library was opened from. */
   readonly libraryPaths: Readonly<Partial<Record<LibraryName, string>>>;
+  /** The struct layouts of the UCX loaded (layouts.ts: `layoutsFor` its version). */
+  readonly layouts: Readonly<Record<LayoutName, LayoutDef>>;
   addressOf(buffer: BufferSource): Pointer;
   view(address: Pointer, byteLength: number): ArrayBuffer;
   /** A zeroed struct in JavaScript memory. */
@@ -134,14 +136,20 @@ export function openUcx(options: OpenOptions = {}): Ucx {
   }
   const decoder = new TextDecoder();
   const strlen = functions.strlen as (p: Pointer) => number;
+  const version = new Uint32Array(3);
+  const getVersion = functions.ucp_get_version as (major: Pointer, minor: Pointer, release: Pointer) => void;
+  const at = b.addressOf(version);
+  getVersion(at, at + 4, at + 8);
+  const layouts = layoutsFor(version[0]!, version[1]!);
   return {
     ...(functions as unknown as Functions<typeof symbols>),
     backend: b,
     libraryPaths,
+    layouts,
     addressOf: (buffer) => b.addressOf(buffer),
     view: (address, byteLength) => b.view(address, byteLength),
-    struct: (name) => new Struct(name),
-    structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size)),
+    struct: (name) => new Struct(name, undefined, 0, layouts[name]),
+    structAt: (name, address, index = 0) => new Struct(name, b.view(address + index * layouts[name].size, layouts[name].size), 0, layouts[name]),
     callback: (signature, fn) => b.callback(signature, fn),
     functionAt: (address, signature) => b.functionAt(address, signature),
     cString: (address) => (address === 0 ? null : decoder.decode(new Uint8Array(b.view(address, strlen(address))))),

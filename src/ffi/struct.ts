@@ -13,11 +13,14 @@ export class Struct<N extends LayoutName = LayoutName> {
 
   constructor(
     readonly name: N,
-    buffer: ArrayBufferLike = new ArrayBuffer(layouts[name].size),
+    buffer?: ArrayBufferLike,
     byteOffset = 0,
+    /** The loaded UCX's layout of `name` (`Ucx.layouts`); default the table's. */
+    layout: LayoutDef = layouts[name],
   ) {
-    this.layout = layouts[name];
-    this.view = new DataView(buffer, byteOffset, this.layout.size);
+    this.layout = layout;
+    buffer ??= new ArrayBuffer(layout.size);
+    this.view = new DataView(buffer, byteOffset, layout.size);
   }
 
   /** The struct's bytes (for taking its address or copying it). */

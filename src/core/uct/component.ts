@@ -3,7 +3,7 @@
  * sysv, posix, cma, ib...), each with the memory domains it can open. A component handle is
  * static in libuct and stays valid for the life of the process.
  */
-import { layouts, Struct, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
+import { Struct, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { invalidArgument } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
@@ -48,13 +48,14 @@ export class UctComponent {
     check(u.uct_component_query(handle, u.addressOf(attr.bytes)), "uct_component_query");
     const name = attr.getString("name");
     const mdCount = attr.getNumber("md_resource_count");
-    const mdSize = layouts.uct_md_resource_desc_t.size;
+    const mdLayout = u.layouts.uct_md_resource_desc_t;
+    const mdSize = mdLayout.size;
     const resources = new Uint8Array(Math.max(1, mdCount) * mdSize);
     attr.set("field_mask", C.UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
     attr.set("md_resources", u.addressOf(resources));
     if (mdCount > 0) check(u.uct_component_query(handle, u.addressOf(attr.bytes)), "uct_component_query");
     const names: string[] = [];
-    for (let i = 0; i < mdCount; i++) names.push(new Struct("uct_md_resource_desc_t", resources.buffer, i * mdSize).getString("md_name"));
+    for (let i = 0; i < mdCount; i++) names.push(new Struct("uct_md_resource_desc_t", resources.buffer, i * mdSize, mdLayout).getString("md_name"));
     return new UctComponent(handle, name, names);
   }
 

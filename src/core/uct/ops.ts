@@ -2,7 +2,7 @@
  * The ops table of one UCT interface, bound to JavaScript functions on first use: the calls
  * uct.h makes as static inlines (`iface->ops.ep_am_short(...)`), see src/ffi/uct-ops.ts.
  */
-import { layouts, uctOps, type NativeFunction, type Pointer, type UctOpName } from "../../ffi/index.ts";
+import { uctOps, type NativeFunction, type Pointer, type UctOpName } from "../../ffi/index.ts";
 import { ucx } from "../library.ts";
 import { readPointer } from "./native-memory.ts";
 
@@ -19,7 +19,7 @@ export function bindOps(iface: Pointer): UctOps {
       enumerable: true,
       get() {
         const def = uctOps[name];
-        const field = layouts.uct_iface_t.fields[def.field];
+        const field = ucx().layouts.uct_iface_t.fields[def.field]!;
         const fn = ucx().functionAt(readPointer(iface + field.offset), def);
         Object.defineProperty(ops, name, { value: fn, writable: false, enumerable: true });
         return fn;

@@ -19,7 +19,7 @@
  * one from `progress()` when they found the context busy; those never call JavaScript, because
  * AM handlers are registered without UCT_CB_FLAG_ASYNC.
  */
-import { layouts, uctInlineCalls, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
+import { uctInlineCalls, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { UcxError } from "../errors.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
@@ -47,8 +47,8 @@ export class UctWorker {
     /** The `ucs_async_context_t *` the worker was made with. */
     readonly async: Pointer,
   ) {
-    const elems = layouts.uct_worker_t.fields["progress_q.fast_elems"];
-    this.queue = new DataView(ucx().view(handle + elems.offset, elems.count));
+    const elems = ucx().layouts.uct_worker_t.fields["progress_q.fast_elems"]!;
+    this.queue = new DataView(ucx().view(handle + elems.offset, elems.count!)); // a u8 array: count is its bytes
   }
 
   static create(): UctWorker {
@@ -72,7 +72,7 @@ export class UctWorker {
   progress(): number {
     if (this.closed) throw new UcxError("UCX_TS_CLOSED", "UCT worker is closed");
     const q = this.queue;
-    const size = layouts.ucs_callbackq_elem_t.size;
+    const size = ucx().layouts.ucs_callbackq_elem_t.size;
     let count = 0;
     for (let i = 0; i <= C.UCS_CALLBACKQ_FAST_COUNT; i++) {
       const o = i * size;
