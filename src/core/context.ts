@@ -8,6 +8,7 @@ import { captureLog, ucxReasons } from "./log-capture.ts";
 import { check, ucx } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 import { capturePrint } from "./print-capture.ts";
+import { ucxVersionDefaults } from "./ucx-version-defaults.ts";
 
 export type Feature = "tag" | "rma" | "amo32" | "amo64" | "wakeup" | "stream" | "am";
 
@@ -61,7 +62,7 @@ export class Context {
     // UCX says why it refuses a configuration only in its log (a transport that does not
     // exist, a value it cannot parse): the error carries those lines (log-capture.ts).
     const made = captureLog(() => {
-      const config = readConfig(options.config ?? {});
+      const config = readConfig({ ...ucxVersionDefaults(this.features.includes("amo32") || this.features.includes("amo64"), options.config ?? {}), ...options.config });
       try {
         const out = new OutSlots(1);
         check(

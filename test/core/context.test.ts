@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Context, UcxError } from "../../src/index.ts";
+import { ucxVersionDefaults } from "../../src/core/ucx-version-defaults.ts";
 
 const test = suite("core/context");
 
@@ -64,6 +65,23 @@ test("close is idempotent and a closed context refuses use with UCX_TS_CLOSED", 
   assert.ok(ctx.closed);
   assert.throws(() => ctx.handle, (e: UcxError) => e.code === "UCX_TS_CLOSED");
   assert.throws(() => ctx.memoryTypes, (e: UcxError) => e.code === "UCX_TS_CLOSED");
+});
+
+test("on UCX 1.16 and later a context with atomics selects protocols v1 unless the user chose (software atomics need it with error handling)", () => {
+  const none = () => false;
+  const v = (major: number, minor: number) => ({ major, minor });
+  assert.equal(ucxVersionDefaults(true, {}, v(1, 16), none), { PROTO_ENABLE: "n" });
+  assert.equal(ucxVersionDefaults(true, {}, v(1, 18), none), { PROTO_ENABLE: "n" });
+  assert.equal(ucxVersionDefaults(true, {}, v(2, 0), none), { PROTO_ENABLE: "n" });
+  assert.equal(ucxVersionDefaults(true, {}, v(1, 15), none), {}, "1.15 and older default to v1 already");
+  assert.equal(ucxVersionDefaults(true, {}, v(1, 13), none), {});
+  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), none), {}, "no atomics: v2 stays");
+  assert.equal(ucxVersionDefaults(true, { PROTO_ENABLE: "y" }, v(1, 16), none), {}, "the context's config wins");
+  assert.equal(ucxVersionDefaults(true, { UCX_PROTO_ENABLE: true }, v(1, 16), none), {});
+  assert.equal(ucxVersionDefaults(true, {}, v(1, 16), (name) => name === "UCX_PROTO_ENABLE"), {}, "the environment wins");
+  // The real library and environment: whatever they are, a context with atomics is made and closed.
+  const ctx = new Context({ features: ["tag", "amo64"] });
+  ctx.close();
 });
 
 test.run();
