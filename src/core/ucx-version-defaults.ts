@@ -12,25 +12,47 @@
  * cancelled ("cannot find remote protocol ... amo_fetch", UCS_ERR_CANCELED) or the connection is
  * reset. ucx-ts's endpoints use peer error handling by default, so on UCX >= 1.16 a context
  * that asks for atomics selects protocols v1, as 1.13-1.15 do: atomics work there with error
- * handling (checked against a 1.16.0 built from its tag). docs/upstream-reports.md section 4.
+ * handling (checked against a 1.16.0 built from its tag).
+ *
+ * UCX 1.16 also added an invalidation of the sender's buffer registration when a rendezvous whose
+ * rkey the peer holds fails on a peer-error-handling endpoint (`ucp_request_memh_invalidate`), and
+ * `ucp_memh_invalidate` calls `ucs_rcache_region_invalidate(context->rcache, ...)` without checking
+ * that the context has a registration cache. Without memory events it has none (NULL): a
+ * rendezvous send to a peer that died crashed the process (SIGSEGV at 0xb8, cli/transfer's killed
+ * receiver, 2 runs in 3). Unchanged in 1.17.0, 1.18.1 and master. With the receiver pulling nothing
+ * (UCX_RNDV_SCHEME=put_zcopy: the receiver sends its rkey, the sender puts) no sender buffer has
+ * an rkey out, and 3 runs in 3 passed. So without memory events such contexts default to it.
+ * docs/upstream-reports.md section 4 has both.
  */
 import { ucx } from "./library.ts";
 import { ucxVersion } from "./version.ts";
 
 /**
  * `atomics`: the context asks for UCP_FEATURE_AMO32 or AMO64; `overrides`: its `config` option.
- * `version` and `inEnvironment` default to the loaded library's version and the C environment
- * UCX reads (getenv, which sees what the shell set; Bun's `process.env` it does not).
+ * `version` and `environment` default to the loaded library's version and the C environment UCX
+ * reads (getenv, which sees what the shell set and ucx-ts's own defaults; Bun's `process.env` it
+ * does not).
  */
 export function ucxVersionDefaults(
   atomics: boolean,
   overrides: Readonly<Record<string, string | number | boolean>>,
   version: { readonly major: number; readonly minor: number } = ucxVersion(),
-  inEnvironment: (name: string) => boolean = (name) => ucx().getenv(name) !== 0,
+  environment: (name: string) => string | undefined = (name) => ucx().cString(ucx().getenv(name)) ?? undefined,
 ): Record<string, string> {
-  const chosen = (name: string) => Object.keys(overrides).some((k) => k.replace(/^UCX_/, "") === name) || inEnvironment(`UCX_${name}`);
-  const protocolsV2ByDefault = version.major > 1 || (version.major === 1 && version.minor >= 16);
+  const chosen = (name: string) => Object.keys(overrides).some((k) => k.replace(/^UCX_/, "") === name) || environment(`UCX_${name}`) !== undefined;
+  const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
   const defaults: Record<string, string> = {};
-  if (atomics && protocolsV2ByDefault && !chosen("PROTO_ENABLE")) defaults.PROTO_ENABLE = "n";
+  if (since116 && atomics && !chosen("PROTO_ENABLE")) defaults.PROTO_ENABLE = "n";
+  if (since116 && !registrationCacheOn(overrides, environment) && !chosen("RNDV_SCHEME")) defaults.RNDV_SCHEME = "put_zcopy";
   return defaults;
+}
+
+/**
+ * Whether UCP gets its registration cache: only with UCX's memory events, which ucx-ts turns off
+ * by default (UCX_MEM_EVENTS=no, library.ts says why), or with the context's own MEM_EVENTS.
+ */
+function registrationCacheOn(overrides: Readonly<Record<string, unknown>>, environment: (name: string) => string | undefined): boolean {
+  const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === "MEM_EVENTS")?.[1];
+  const value = String(own ?? environment("UCX_MEM_EVENTS") ?? "yes").toLowerCase();
+  return !["no", "n", "0", "off", "false"].includes(value);
 }
