@@ -22,7 +22,9 @@ if (ucxInfoVersion === null || ucxInfoDevices === null) {
     assert.is(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
 
-    const version = /# Version (\d+)\.(\d+)\.(\d+)/.exec(ucxInfoVersion)!;
+    // "# Version 1.13.1" up to 1.15, "# Library version: 1.16.0" from 1.16 on.
+    const version = /# (?:Version|Library version:) (\d+)\.(\d+)\.(\d+)/.exec(ucxInfoVersion);
+    assert.ok(version, `no version in ucx_info -v's output:\n${ucxInfoVersion}`);
     assert.is(report.ucx.text, `${version[1]}.${version[2]}.${version[3]}`);
     assert.equal([report.ucx.major, report.ucx.minor, report.ucx.release], version.slice(1).map(Number));
 
