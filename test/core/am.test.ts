@@ -5,6 +5,7 @@
  * malformed headers refused one message at a time, and UCX's own C example as a peer.
  */
 import { spawn } from "node:child_process";
+import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { AmHeaderError, decodeAmHeader, encodeAmHeader, UcxError, Worker, type AmMessage } from "../../src/index.ts";
@@ -344,13 +345,14 @@ for (const mode of MODES) {
       const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
       // The peer stopped: rendezvous-sized messages cannot complete (it never fetches them), so
       // every window is still in UCX's hands when the peer is killed.
-      peer.kill("SIGSTOP");
+      // (process.kill, not peer.kill: Deno's ChildProcess sends no signal after its first kill().)
+      process.kill(peer.child.pid!, "SIGSTOP");
       let settled = 0;
       const settle = (p: Promise<void>) => p.then(() => null, (e: unknown) => e).finally(() => settled++);
       const windows = Array.from({ length: 4 }, (_, k) => settle(ep.amSendMany(Array.from({ length: 8 }, (_, i) => pattern(1 << 20, k + i)))));
       await run(new Promise((r) => setTimeout(r, 200)));
       assert.is(settled, 0, "no window may settle while the peer cannot take its messages");
-      peer.kill("SIGKILL");
+      process.kill(peer.child.pid!, "SIGKILL");
       const results = await run(Promise.all(windows), 30_000);
       for (const r of results) assert.instance(r, UcxError, `a window settled with ${String(r)}`);
       // Once the endpoint failed, a new window rejects with its error at once.
