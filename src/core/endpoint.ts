@@ -419,11 +419,11 @@ export class Endpoint {
    * one of each per message. The peer receives them as ordinary active messages (`amRecv` one by
    * one, `amRecvMany(n)` for a window). Resolves when every buffer (and the header) may be reused.
    * Unlike a small `amSend`, nothing is copied at the call: the buffers must stay unchanged until
-   * the Promise settles. The first message UCX refuses rejects the window with its UcxError
-   * (a failed endpoint: the endpoint's error) and the messages after it are not sent; those
-   * before it may have reached the peer. A rejected window has still waited for every message
-   * UCX had taken, so its memory is free to reuse then too. Device memory goes message by message
-   * through `amSend`.
+   * the Promise settles. The first message that fails rejects the window with its UcxError (a
+   * failed endpoint: the endpoint's error); one refused while the window is posted stops the
+   * rest from being posted, and messages before a failure may have reached the peer. A rejected
+   * window has still waited for every message UCX had taken, so its memory is free to reuse then
+   * too. Device memory goes message by message through `amSend`.
    */
   amSendMany(buffers: readonly (BufferLike | DeviceBuffer)[], options: AmSendOptions = {}): Promise<void> {
     const refused = this.refusal();
