@@ -4,8 +4,9 @@
  * between two processes), windows of `window` amSends of `size` bytes from a to b, each taken with
  * amRecv and given back (release). Every microsecond is this process's: sender and receiver.
  *
- *   <runtime> bench/am-profile.ts [mode=polling] [size=65536] [window=16] [windows=2000] [receive=each|many]
- *   (receive=many: one ba.amRecvMany(window) a window instead of `window` amRecvs)
+ *   <runtime> bench/am-profile.ts [mode=polling] [size=65536] [window=16] [windows=2000] [receive=each|many] [send=each|many]
+ *   (receive=many: one ba.amRecvMany(window) a window instead of `window` amRecvs;
+ *    send=many: one ab.amSendMany(window buffers) a window instead of `window` amSends)
  *   UCX_TS_PROFILE=1 <runtime> bench/am-profile.ts ...   plus phases and C calls per message
  *
  * Prints one JSON line: wall and CPU us per message, and (profiling) the application thread's
@@ -20,6 +21,7 @@ const size = Number(process.argv[3] ?? 65536);
 const window = Number(process.argv[4] ?? 16);
 const windows = Number(process.argv[5] ?? 2000);
 const receive = process.argv[6] ?? "each";
+const send = process.argv[7] ?? "each";
 
 const a = await Worker.create({ progressMode: mode, errorHandling: "none" });
 const b = await Worker.create({ progressMode: mode, errorHandling: "none" });
@@ -32,7 +34,8 @@ const oneWindow = () => {
   const work: Promise<unknown>[] = [];
   if (receive === "many") work.push(ba.amRecvMany(window).then((ms) => ms.forEach((m) => m.release())));
   else for (let i = 0; i < window; i++) work.push(ba.amRecv().then((m) => m.release()));
-  for (let i = 0; i < window; i++) work.push(ab.amSend(out));
+  if (send === "many") work.push(ab.amSendMany(Array.from({ length: window }, () => out)));
+  else for (let i = 0; i < window; i++) work.push(ab.amSend(out));
   return both(Promise.all(work));
 };
 
@@ -48,6 +51,7 @@ const n = window * windows;
 const result: Record<string, unknown> = {
   mode,
   receive,
+  send,
   size,
   window,
   messages: n,

@@ -6,7 +6,8 @@
  * (ping-pong); tag 3 messages are counted and tag 4 acknowledges a bandwidth round; tag 6 announces
  * windows ([count, size, rounds] as f64) that the server takes with one recvMany each (the next
  * one posted ahead) and acknowledges one by one; tag 8
- * announces [count] active messages, taken with one amRecvMany and acknowledged; tag 9 ends.
+ * announces [count] active messages (amSend each, or one amSendMany: plan rows "am" / "amMany"),
+ * taken with one amRecvMany and acknowledged; tag 9 ends.
  * The client runs the plan and prints one JSON line of results. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. UCX_TS_BENCH_FAULTS=<file>:
  * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
@@ -23,7 +24,7 @@ import { windowTrace } from "./window-trace.ts";
 import { writeFileSync } from "node:fs";
 
 type Window = [size: number, window: number, rounds: number];
-const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[] }>();
+const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[]; amMany?: Window[] }>();
 const MAX = 4 << 20;
 const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
 /** UCX_TS_BENCH_PROFILE (with UCX_TS_PROFILE=1): the sendMany row's timed windows, per side. */
@@ -194,17 +195,23 @@ if (role === "server") {
     windowProfile.write("client", size, rounds * window);
     results.push({ kind: "bw_many_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
-  // Active messages (UCXX's format, AM id 0): `window` amSends in flight, the server takes each
-  // with one amRecvMany and acknowledges the window.
-  for (const [size, window, rounds] of plan.am ?? []) {
+  // Active messages (UCXX's format, AM id 0): `window` in flight, the server takes each window
+  // with one amRecvMany and acknowledges it. Rows "am": one amSend per message; rows "amMany":
+  // one amSendMany per window (one record, one completion, one Promise).
+  const amRows: [kind: string, points: Window[], many: boolean][] = [["am_bw_MBps", plan.am ?? [], false], ["am_many_MBps", plan.amMany ?? [], true]];
+  for (const [kind, points, many] of amRows) for (const [size, window, rounds] of points) {
     const ack = new Uint8Array(8);
     const announce = new Float64Array([window]);
+    const messages = Array.from({ length: window }, () => out.subarray(0, size));
     const round = async () => {
       const a = ep.recv(ack, 5);
       await wait(ep.send(announce, 8));
-      const sends: Promise<void>[] = [];
-      for (let i = 0; i < window; i++) sends.push(ep.amSend(out.subarray(0, size)));
-      await wait(Promise.all(sends));
+      if (many) await wait(ep.amSendMany(messages));
+      else {
+        const sends: Promise<void>[] = [];
+        for (let i = 0; i < window; i++) sends.push(ep.amSend(out.subarray(0, size)));
+        await wait(Promise.all(sends));
+      }
       await wait(a);
     };
     // Warm-up, untimed, as ucx_perftest warms up: as many rounds again, at most 1 s. Without it
@@ -224,7 +231,7 @@ if (role === "server") {
     const seconds = (performance.now() - t0) / 1000;
     // UCX_TS_PROFILE=1: the sender's phases and C calls over the timed windows, on stderr.
     if (PROFILING) process.stderr.write(JSON.stringify({ amSent: rounds * window, ...profileSnapshot() }) + "\n");
-    results.push({ kind: "am_bw_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
+    results.push({ kind, size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   await wait(ep.send(new Uint8Array(1), 9));
   await wait(ep.flush()).catch(() => {});

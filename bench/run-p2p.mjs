@@ -8,7 +8,8 @@
 //   --rtt8: only 10,000 8 B round trips (median, p90, p99, p99.9, the share above 5x the median and
 //     its longest run: bench/rtt-tail.ts), nothing else
 //   --plan '<json>': this plan instead ({"latency":[[size,n]],"bandwidth":[[size,window,rounds]],
-//     "am":[[size,window,rounds]]}, lists may be empty), e.g. one mode question in one short run
+//     "am":[[size,window,rounds]],"amMany":[[size,window,rounds]]}, lists may be empty), e.g. one
+//     mode question in one short run ("amMany": one ep.amSendMany a window instead of amSends)
 //   UCX_TS_BENCH_WINDOWS=<prefix>: both peers of the windowed rows (ucx-ts and FFI floor) write
 //     per-window times, main-thread CPU, run-queue wait and GC pauses (bench/window-trace.ts);
 //     `node bench/window-report.mjs <prefix>` says where the slow windows' time went
@@ -33,9 +34,9 @@ if (flag("profile")) {
 }
 // --rtt8: only the 8 B round trip, 10,000 times (the tail: p99 and p99.9 beside the median).
 const plan = opt("plan", undefined)
-  ? { latency: [], bandwidth: [], am: [], ...JSON.parse(process.argv[process.argv.indexOf("--plan") + 1]) }
+  ? { latency: [], bandwidth: [], am: [], amMany: [], ...JSON.parse(process.argv[process.argv.indexOf("--plan") + 1]) }
   : flag("rtt8")
-  ? { latency: [[8, 10000]], bandwidth: [], am: [] }
+  ? { latency: [[8, 10000]], bandwidth: [], am: [], amMany: [] }
   : {
       latency: [[8, n(2000)], [1024, n(2000)], [65536, n(500)], [1 << 20, n(100)]],
       // 8 B with 256 in flight: the message rate (issue 21 asks for windows of 64-256), over
@@ -45,10 +46,14 @@ const plan = opt("plan", undefined)
       bandwidth: [[8, 256, RATE_WINDOWS], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
       // Active messages (UCXX's format), against ucx_perftest -t ucp_am_bw.
       am: [[8, 256, RATE_WINDOWS], [65536, 16, n(100)], [1 << 20, 16, n(20)]],
+      // The same 8 B windows through ep.amSendMany (one record and Promise a window).
+      amMany: [[8, 256, RATE_WINDOWS]],
     };
 // What ucx_perftest test and which node:net row each kind of result is compared with: the
 // windowed API (sendMany/recvMany) moves the same windows as the per-message loop.
-const baseKind = { bw_many_MBps: "bw_MBps", am_bw_MBps: "bw_MBps" };
+const baseKind = { bw_many_MBps: "bw_MBps", am_bw_MBps: "bw_MBps", am_many_MBps: "bw_MBps" };
+/** ucx_perftest's row for the kinds it does not run itself (amSendMany windows against ucp_am_bw). */
+const perftestKind = { bw_many_MBps: "bw_MBps", am_many_MBps: "am_bw_MBps" };
 const perftestOf = { bw_MBps: "tag_bw", am_bw_MBps: "ucp_am_bw" };
 
 /** ucx_perftest's figure in this table's units: round trip (twice tag_lat's one way), or MB/s. */
@@ -67,7 +72,9 @@ else
       const v = perftestValue("tag_lat", size, it * 5, e === "peer");
       if (v !== null) record("ucx_perftest", "-", e, { kind: "rtt_us_median", size, value: v, iterations: it * 5 });
     }
-    for (const [kind, points] of [["bw_MBps", plan.bandwidth], ["am_bw_MBps", plan.am]])
+    // ucp_am_bw for the AM rows and for amMany sizes the AM rows do not have.
+    const amPoints = [...plan.am, ...plan.amMany.filter((p) => !plan.am.some((q) => q[0] === p[0]))];
+    for (const [kind, points] of [["bw_MBps", plan.bandwidth], ["am_bw_MBps", amPoints]])
       for (const [size, w, rounds] of points) {
         const v = perftestValue(perftestOf[kind], size, w * rounds, e === "peer");
         if (v !== null) record("ucx_perftest", "-", e, { kind, size, value: v, iterations: w * rounds });
@@ -132,9 +139,10 @@ const key = (r) => `${r.kind}/${r.size}`;
 /** The baseline row for `r`: same kind, else (the windowed API, AM against node:net) the kind it stands in for. */
 const base = (system, e, r) => {
   const match = (k) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && x.kind === k && x.size === r.size);
-  return match(r.kind) ?? (baseKind[r.kind] && (system !== "ucx_perftest" || r.kind === "bw_many_MBps") ? match(baseKind[r.kind]) : undefined);
+  if (system === "ucx_perftest") return match(r.kind) ?? (perftestKind[r.kind] ? match(perftestKind[r.kind]) : undefined);
+  return match(r.kind) ?? (baseKind[r.kind] ? match(baseKind[r.kind]) : undefined);
 };
-const metric = { rtt_us_median: "round trip us", rtt_us_p90: "rtt p90 us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", tail_slow_pct: "% rtt > 5x median", tail_slow_run: "longest such run", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s" };
+const metric = { rtt_us_median: "round trip us", rtt_us_p90: "rtt p90 us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", tail_slow_pct: "% rtt > 5x median", tail_slow_run: "longest such run", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s", am_many_MBps: "amSendMany MB/s" };
 const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
 console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
 console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor");

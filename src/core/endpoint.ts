@@ -233,12 +233,7 @@ export class Endpoint {
     if (frames.some((f) => f.length > SEND_MANY_SMALL_BYTES)) return Promise.all(frames.map((f) => this.send(f, tag))).then(() => undefined);
     // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
     // for sendMulti (batch-operations.ts), minus UCXX's headers.
-    const descriptor = new Float64Array(2 * frames.length);
-    for (let i = 0; i < frames.length; i++) {
-      descriptor[2 * i] = this.worker.addressOf(frames[i]!);
-      descriptor[2 * i + 1] = frames[i]!.length;
-    }
-    const descriptorBytes = new Uint8Array(descriptor.buffer);
+    const descriptorBytes = this.descriptorOf(frames);
     return this.track(
       this.worker.request(
         submission({ op: Op.MultiSend, target: this.id, address: this.worker.addressOf(descriptorBytes), length: frames.length, tagLo, tagHi }),
@@ -247,6 +242,16 @@ export class Endpoint {
         () => undefined,
       ),
     );
+  }
+
+  /** The (f64 address, f64 length) pairs the executor posts a window's messages from. */
+  private descriptorOf(frames: readonly Uint8Array[]): Uint8Array {
+    const descriptor = new Float64Array(2 * frames.length);
+    for (let i = 0; i < frames.length; i++) {
+      descriptor[2 * i] = this.worker.addressOf(frames[i]!);
+      descriptor[2 * i + 1] = frames[i]!.length;
+    }
+    return new Uint8Array(descriptor.buffer);
   }
 
   /**
@@ -402,6 +407,47 @@ export class Endpoint {
         }),
         [bytes, header],
         "ucp_am_send_nbx",
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * Send a window of active messages with one call: each buffer is one message, in order, all
+   * with the same `options` (user header, receiver callback or raw `amId`), handed to UCX in one
+   * submission: one record, one completion and one Promise for the window, where `amSend` costs
+   * one of each per message. The peer receives them as ordinary active messages (`amRecv` one by
+   * one, `amRecvMany(n)` for a window). Resolves when every buffer (and the header) may be reused.
+   * Unlike a small `amSend`, nothing is copied at the call: the buffers must stay unchanged until
+   * the Promise settles. The first message that fails rejects the window with its UcxError (a
+   * failed endpoint: the endpoint's error); one refused while the window is posted stops the
+   * rest from being posted, and messages before a failure may have reached the peer. A rejected
+   * window has still waited for every message UCX had taken, so its memory is free to reuse then
+   * too. Device memory goes message by message through `amSend`.
+   */
+  amSendMany(buffers: readonly (BufferLike | DeviceBuffer)[], options: AmSendOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return refused;
+    if (!Array.isArray(buffers)) throw invalidArgument("amSendMany needs an array of buffers");
+    if (buffers.some(isDeviceBuffer)) return Promise.all(buffers.map((b) => this.amSend(b, options))).then(() => undefined);
+    const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
+    const { amId, header } = amSendHeader(options, 0);
+    if (frames.length === 0) return Promise.resolve();
+    const descriptorBytes = this.descriptorOf(frames);
+    return this.track(
+      this.worker.request(
+        submission({
+          op: Op.AmSendMany,
+          target: this.id,
+          address: this.worker.addressOf(descriptorBytes),
+          length: frames.length,
+          handle: this.worker.addressOf(header),
+          flags: header.length,
+          tagLo: amId,
+          tagHi: AM_SEND_FLAG_REPLY,
+        }),
+        [descriptorBytes, header, frames],
+        "amSendMany",
         () => undefined,
       ),
     );

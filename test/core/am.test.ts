@@ -1,13 +1,15 @@
 /**
  * Active messages: UCXX's AM header byte for byte, delivery of 0 B .. 256 MiB (eager and
- * rendezvous), per-endpoint queueing in order within bounds, receiver callbacks, raw AM ids,
+ * rendezvous), windows (amSendMany / amRecvMany, also against a peer process and one killed
+ * mid-window), per-endpoint queueing in order within bounds, receiver callbacks, raw AM ids,
  * malformed headers refused one message at a time, and UCX's own C example as a peer.
  */
 import { spawn } from "node:child_process";
+import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { AmHeaderError, decodeAmHeader, encodeAmHeader, Worker, type AmMessage, type UcxError } from "../../src/index.ts";
-import { withPeer } from "../helpers/peer-process.ts";
+import { AmHeaderError, decodeAmHeader, encodeAmHeader, UcxError, Worker, type AmMessage } from "../../src/index.ts";
+import { startPeer, withPeer } from "../helpers/peer-process.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { ucpClientServer } from "../helpers/ucp-example.ts";
 import { drive, helloEndpoints, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
@@ -200,6 +202,51 @@ for (const mode of MODES) {
     });
   }
 
+  test("amSendMany: windows of 1 to 1,000 messages (eager and rendezvous) arrive in order with every byte and header", async () => {
+    const p = await pair(mode);
+    try {
+      const ba = await p.run(p.a.address().then((x) => p.b.connect(x)));
+      const invalid = (e: UcxError) => e.code === "UCX_TS_INVALID_ARGUMENT";
+      assert.throws(() => p.ab.amSendMany("no" as never), invalid);
+      assert.throws(() => p.ab.amSendMany([u8(1), 5 as never]), invalid);
+      assert.throws(() => p.ab.amSendMany([u8(1)], { callback: { owner: "ucxx", id: 1 } }), (e: UcxError) => /reserved/.test(e.message));
+      await p.run(p.ab.amSendMany([]));
+      // Mostly 8 B, some empty, some past the eager threshold (rendezvous), one of 1 MiB.
+      const sizeOf = (i: number, k: number) => (i === 5 && k === 2 ? 1 << 20 : i % 7 === 3 ? 20_000 + i : i % 5 === 0 ? 0 : 8);
+      for (const [k, n] of [1, 64, 256, 1000].entries()) {
+        const window = Array.from({ length: n }, (_, i) => pattern(sizeOf(i, k), 10 * k + i));
+        const [got] = await p.run(Promise.all([ba.amRecvMany(n), p.ab.amSendMany(window, { header: u8(k, 9) })]));
+        got.forEach((m, i) => {
+          assert.is(m.data.length, sizeOf(i, k), `window of ${n}, message ${i}: length`);
+          assert.ok(samePattern(m.data, 10 * k + i), `window of ${n}, message ${i}: bytes`);
+          assert.equal(m.header, u8(k, 9), `window of ${n}, message ${i}: user header`);
+          m.release();
+        });
+      }
+      // Several windows in flight at once, received one by one: the order holds across windows.
+      const windows = [0, 1, 2].map((w) => p.ab.amSendMany(Array.from({ length: 100 }, (_, i) => u8(w, i))));
+      await p.run(Promise.all(windows));
+      for (let i = 0; i < 300; i++) assert.equal((await p.run(ba.amRecv())).data, u8(Math.floor(i / 100), i % 100), `message ${i} of three windows`);
+      // A raw AM id and a receiver callback apply to every message of the window.
+      const raw: AmMessage[] = [];
+      const offRaw = await p.run(p.b.onAm(6, (m) => raw.push(m)));
+      await p.run(p.ab.amSendMany([u8(1), u8(2), u8(3)], { amId: 6, header: u8(0xfe) }));
+      const viaCallback: AmMessage[] = [];
+      const off = p.b.onAmCallback("test", 8n, (m) => viaCallback.push(m));
+      await p.run(p.ab.amSendMany([u8(4), u8(5)], { callback: { owner: "test", id: 8 } }));
+      await p.run(new Promise<void>((resolve) => {
+        const t = setInterval(() => raw.length === 3 && viaCallback.length === 2 && (clearInterval(t), resolve()), 5);
+      }));
+      assert.equal(raw.map((m) => [m.data[0], m.header[0]]), [[1, 0xfe], [2, 0xfe], [3, 0xfe]]);
+      assert.equal(viaCallback.map((m) => m.data[0]), [4, 5]);
+      offRaw();
+      off();
+      assert.is(p.a.pendingRequests, 0);
+    } finally {
+      await p.close();
+    }
+  });
+
   test("receiver callbacks by (owner, id), raw AM ids, and malformed headers refused one message at a time", async () => {
     const p = await pair(mode);
     try {
@@ -272,6 +319,56 @@ for (const mode of MODES) {
 
 for (const mode of MODES) {
   const test = suite(`core/am two processes (${mode})`);
+
+  test("a peer echoes amSendMany windows of 1 to 1,000 messages with amRecvMany/amSendMany, every byte checked", async () => {
+    await withPeer(mode, "am-many", async ({ ep, run, peer }) => {
+      const sizeOf = (i: number, k: number) => (i % 9 === 4 ? 30_000 + k : i % 5 === 0 ? 0 : 8 + (i % 3));
+      for (const [k, n] of [1, 64, 256, 1000].entries()) {
+        const back = ep.amRecvMany(n);
+        await run(ep.send(new Float64Array([n]), 5));
+        await run(ep.amSendMany(Array.from({ length: n }, (_, i) => pattern(sizeOf(i, k), 10 * k + i)), { header: u8(k) }));
+        (await run(back)).forEach((m, i) => {
+          assert.ok(m.data.length === sizeOf(i, k) && samePattern(m.data, 10 * k + i), `window of ${n}, message ${i} back`);
+          assert.equal(m.header, u8(k), `window of ${n}, message ${i}: user header`);
+        });
+      }
+      await run(ep.send(new Float64Array([0]), 5));
+      assert.is(await run(peer.exited), 0);
+    });
+  });
+
+  test("amSendMany windows in flight when the peer dies reject with a UcxError, none hangs", async () => {
+    const peer = await startPeer(mode, "peer", "hang");
+    const w = await Worker.create({ progressMode: mode }); // error handling: peer
+    const run = <T>(p: Promise<T>, ms = 60_000) => drive([w], p, ms);
+    try {
+      const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
+      // The peer stopped: rendezvous-sized messages cannot complete (it never fetches them), so
+      // every window is still in UCX's hands when the peer is killed.
+      // (process.kill, not peer.kill: Deno's ChildProcess sends no signal after its first kill().)
+      process.kill(peer.child.pid!, "SIGSTOP");
+      let settled = 0;
+      const settle = (p: Promise<void>) => p.then(() => null, (e: unknown) => e).finally(() => settled++);
+      const windows = Array.from({ length: 4 }, (_, k) => settle(ep.amSendMany(Array.from({ length: 8 }, (_, i) => pattern(1 << 20, k + i)))));
+      await run(new Promise((r) => setTimeout(r, 200)));
+      assert.is(settled, 0, "no window may settle while the peer cannot take its messages");
+      process.kill(peer.child.pid!, "SIGKILL");
+      const results = await run(Promise.all(windows), 30_000);
+      for (const r of results) assert.instance(r, UcxError, `a window settled with ${String(r)}`);
+      // Once the endpoint failed, a new window rejects with its error at once.
+      for (let i = 0; !ep.error; i++) {
+        if (i > 3000) throw new Error("the endpoint was not reported failed within 30 s");
+        await run(new Promise((r) => setTimeout(r, 10)));
+      }
+      const late = await run(settle(ep.amSendMany([u8(1), u8(2)])));
+      assert.is(late, ep.error);
+      assert.is(w.pendingRequests, 0);
+      await run(ep.close()).catch(() => {});
+    } finally {
+      peer.kill();
+      await run(w.close());
+    }
+  });
 
   test("an echo peer returns 0 B .. 256 MiB intact (eager and rendezvous)", async () => {
     await withPeer(mode, "am", async ({ ep, run, peer }) => {

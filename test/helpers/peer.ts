@@ -7,7 +7,8 @@
  * argument: it accepts, then only receives, so the test can kill it mid-transfer. Told "multi",
  * it echoes multi-buffer batches instead: each batch received with tag 1 goes back with tag 2,
  * and a batch of zero frames (echoed too) ends it. Told "rma", it serves remote memory
- * (below); told "am", it echoes active messages; told "many", it echoes windows of messages
+ * (below); told "am", it echoes active messages ("am-many": windows of them, with
+ * amRecvMany/amSendMany); told "many", it echoes windows of messages
  * with recvMany/sendMany (below); told "farewell", it sends a fixed set of
  * messages, closes and exits (below).
  * A watchdog ends it after 120 s whatever happens.
@@ -64,6 +65,22 @@ if (behaviour === "many") {
     const buffers = Array.from({ length: count[0]! }, () => new Uint8Array(64 << 10));
     const got = await worker.settled(ep.recvMany(buffers, 6));
     await worker.settled(ep.sendMany(buffers.map((b, i) => b.subarray(0, got[i]!.length)), 7));
+  }
+  await worker.settled(ep.close());
+  await worker.close();
+  process.exit(0);
+}
+
+if (behaviour === "am-many") {
+  // Windows of active messages: a tag-5 message of one f64 announces how many follow (0 ends);
+  // they are taken with one amRecvMany and sent back with one amSendMany, with the first one's
+  // user header.
+  const count = new Float64Array(1);
+  for (;;) {
+    await worker.settled(ep.recv(count, 5));
+    if (count[0] === 0) break;
+    const got = await worker.settled(ep.amRecvMany(count[0]!));
+    await worker.settled(ep.amSendMany(got.map((m) => m.data), { header: got[0]!.header }));
   }
   await worker.settled(ep.close());
   await worker.close();

@@ -4,7 +4,7 @@
  * header, and the part poster a batch sends and receives its messages with. Parts are plain
  * tag messages, checked oldest first per batch (request-tracker.ts).
  */
-import { ptrIsError, type Pointer } from "../../ffi/index.ts";
+import { ptrIsError, UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { ManyReceive } from "./many-receive.ts";
 import { MultiReceive, MultiReceiveQueues, MultiSend } from "./multi-transfer.ts";
 import type { PartDone, PartPoster } from "./part-batch.ts";
@@ -51,7 +51,28 @@ export class BatchOperations {
     if (e.failed) return this.h.done(id, e.failed);
     const batch = new MultiSend(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
     this.batches.set(id, batch);
-    batch.start(ep, descriptor, count, tagLo, tagHi);
+    batch.start(descriptor, count, (owner, address, length, onDone) => this.sendPart(owner, ep, address, length, tagLo, tagHi, onDone));
+  }
+
+  /**
+   * `amSendMany`: one ucp_am_send_nbx per descriptor entry, all with the same header, AM id and
+   * flags, one completion for the window (its first failure's status). The header and every
+   * message's memory stay the application's until that completion: parts that UCX still holds
+   * (its FIFO full, rendezvous) end before it.
+   */
+  amMultiSend(id: number, ep: number, descriptor: number, count: number, header: number, headerLength: number, amId: number, amFlags: number): void {
+    const e = this.h.endpoint(ep);
+    if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
+    if (e.failed) return this.h.done(id, e.failed);
+    const batch = new MultiSend(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
+    this.batches.set(id, batch);
+    batch.start(descriptor, count, (owner, address, length, onDone) => {
+      // No callback: parts are checked, oldest first (request-tracker.ts).
+      const r: Pointer = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, amFlags));
+      if (r === 0) return onDone(UCS_OK, length, 0, 0);
+      if (ptrIsError(r)) return onDone(r, 0, 0, 0);
+      this.tracker.queuePart(owner, { request: r, kind: "send", onDone });
+    });
   }
 
   multiRecv(id: number, tag: [number, number, number, number], limits: { maxBytes: number; maxHeaders: number }, ifQueued: boolean): void {

@@ -19,7 +19,7 @@
  * phase; once its frame receives are posted (UCX matches in posting order) the next one starts.
  */
 import { decodeHeader, HEADER_BYTES, HeaderFormatError, messagesOf, type FrameDescription } from "../multi/header.ts";
-import { PartBatch, type PartPoster } from "./part-batch.ts";
+import { PartBatch, type PartDone, type PartPoster } from "./part-batch.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -39,7 +39,10 @@ export interface MultiLimits {
   readonly maxHeaders: number;
 }
 
-/** One sendMulti (or sendMany window): every message of the batch, posted at once. */
+/** Posts one message of a send batch (a tag send, or an active message); `onDone` may run before it returns. */
+export type SendOne = (owner: object, address: number, length: number, onDone: PartDone) => void;
+
+/** One sendMulti (or sendMany / amSendMany window): every message of the batch, posted at once. */
 export class MultiSend extends PartBatch {
   private bytes = 0;
 
@@ -51,15 +54,16 @@ export class MultiSend extends PartBatch {
     super(poster, id);
   }
 
-  /** Post the `count` messages described at `descriptor` (f64 address, f64 length pairs). */
-  start(ep: number, descriptor: number, count: number, tagLo: number, tagHi: number): void {
+  /** Post the `count` messages described at `descriptor` (f64 address, f64 length pairs) with `send`. */
+  start(descriptor: number, count: number, send: SendOne): void {
     const d = new Float64Array(this.poster.view(descriptor, count * 16));
+    const ended = (status: number) => this.partEnded(status);
     for (let i = 0; i < count && this.status === UCS_OK; i++) {
       this.partPosting();
       this.bytes += d[2 * i + 1]!;
       // A failed message stops the batch: sending frames after it would shift the receiver's
       // idea of which message is which.
-      this.poster.sendPart(this, ep, d[2 * i]!, d[2 * i + 1]!, tagLo, tagHi, (status) => this.partEnded(status));
+      send(this, d[2 * i]!, d[2 * i + 1]!, ended);
     }
     this.allPosted();
   }

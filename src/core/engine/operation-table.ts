@@ -98,6 +98,10 @@ export function operationTable(f: OperationFamilies): OperationHandler[] {
     if (!am) return f.done(id, UCS_ERR_INVALID_PARAM);
     tags.amSendInline(r, w, id, target, length, flags(r, w), tagLo(r, w), tagHi(r, w));
   });
+  on(Op.AmSendMany, (r, w, id, target, address, length) => {
+    if (!am) return f.done(id, UCS_ERR_INVALID_PARAM);
+    batches.amMultiSend(id, target, address, length, handle(r, w), flags(r, w), tagLo(r, w), tagHi(r, w));
+  });
   on(Op.AmRegister, (_r, _w, id, target) => f.done(id, am ? am.setAmHandler(target) : UCS_ERR_INVALID_PARAM));
   // Op.Stop is the mode's (it calls Executor.destroy): nothing to run here.
   on(Op.Stop, () => {});

@@ -99,6 +99,13 @@ export const Op = {
    * flags in tagHi. Its Promise resolved when it was written (SendPath.amSendInline).
    */
   AmSendInline: 34,
+  /**
+   * A window of active messages in one record (`amSendMany`): address = descriptor of (f64
+   * address, f64 length) pairs, length = their count; every message on endpoint `target` with
+   * the header at `handle` of `flags` bytes, AM id in tagLo, ucp_am_send flags in tagHi. One
+   * completion for all.
+   */
+  AmSendMany: 35,
 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 
