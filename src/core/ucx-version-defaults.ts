@@ -25,7 +25,7 @@
  * docs/upstream-reports.md section 4 has both.
  */
 import { ucx } from "./library.ts";
-import { ucxVersion } from "./version.ts";
+import { ucxVersionNumbers } from "./version.ts";
 
 /**
  * `atomics`: the context asks for UCP_FEATURE_AMO32 or AMO64; `overrides`: its `config` option.
@@ -36,8 +36,8 @@ import { ucxVersion } from "./version.ts";
 export function ucxVersionDefaults(
   atomics: boolean,
   overrides: Readonly<Record<string, string | number | boolean>>,
-  version: { readonly major: number; readonly minor: number } = ucxVersion(),
-  environment: (name: string) => string | undefined = (name) => ucx().cString(ucx().getenv(name)) ?? undefined,
+  version: { readonly major: number; readonly minor: number } = ucxVersionNumbers(),
+  environment: (name: string) => string | undefined = cEnvironment,
 ): Record<string, string> {
   const chosen = (name: string) => Object.keys(overrides).some((k) => k.replace(/^UCX_/, "") === name) || environment(`UCX_${name}`) !== undefined;
   const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
@@ -55,4 +55,17 @@ function registrationCacheOn(overrides: Readonly<Record<string, unknown>>, envir
   const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === "MEM_EVENTS")?.[1];
   const value = String(own ?? environment("UCX_MEM_EVENTS") ?? "yes").toLowerCase();
   return !["no", "n", "0", "off", "false"].includes(value);
+}
+
+/**
+ * A variable of the C environment, copied out with memcpy rather than read through a view of C
+ * memory: under Node each view's bookkeeping waits for an event-loop turn (core/worker's test).
+ */
+function cEnvironment(name: string): string | undefined {
+  const u = ucx();
+  const value = u.getenv(name);
+  if (value === 0) return undefined;
+  const bytes = new Uint8Array(Number(u.strlen(value)));
+  if (bytes.length > 0) u.memcpy(u.addressOf(bytes), value, bytes.length);
+  return new TextDecoder().decode(bytes);
 }

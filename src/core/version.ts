@@ -11,13 +11,12 @@ export interface UcxVersion {
 }
 
 export function ucxVersion(): UcxVersion {
-  const u = ucx();
+  return { ...ucxVersionNumbers(), text: ucx().cString(ucx().ucp_get_version_string()) ?? "" };
+}
+
+/** The numbers alone: no view of C memory (reading the text makes one; core/worker's test says why that matters). */
+export function ucxVersionNumbers(): Omit<UcxVersion, "text"> {
   const out = new OutSlots(3);
-  u.ucp_get_version(out.address(0), out.address(1), out.address(2));
-  return {
-    major: out.u32(0),
-    minor: out.u32(1),
-    release: out.u32(2),
-    text: u.cString(u.ucp_get_version_string()) ?? "",
-  };
+  ucx().ucp_get_version(out.address(0), out.address(1), out.address(2));
+  return { major: out.u32(0), minor: out.u32(1), release: out.u32(2) };
 }
