@@ -19,6 +19,7 @@ import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { Submitted } from "./endpoint-host.ts";
+import type { DirectTags } from "./engine/direct-tags.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
@@ -413,6 +414,11 @@ export class Worker {
   /** @internal Wire an AbortSignal to cancel request `r` (worker/request-path.ts). */
   cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce = false, operation = "receive"): void {
     this.#path.cancelOnAbort(r, signal, rejectAtOnce, operation);
+  }
+
+  /** @internal Polling and blocking modes: the engine's direct tag calls, when one may go to UCX now. */
+  directTags(): DirectTags | undefined {
+    return this.#path.directTags();
   }
 
   /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`); `receive` for receives. */

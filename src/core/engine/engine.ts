@@ -12,6 +12,7 @@
  *   on UCX's event fd (watched by a thread that never calls UCX) when it is not
  *   (`hybrid-engine.ts`).
  */
+import type { DirectTags } from "./direct-tags.ts";
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
@@ -127,6 +128,12 @@ export interface Engine {
    * messages instead of allocating (am-buffer-pool.ts).
    */
   reuseActiveMessageBuffer(buffer: ArrayBuffer): void;
+  /**
+   * Polling and blocking modes: tag sends and receives that the caller hands to UCX itself
+   * (direct-tags.ts); absent in thread and hybrid modes. Use it only when `directOpen()` says so.
+   */
+  readonly direct?: DirectTags;
+  directOpen?(): boolean;
 }
 
 export interface EngineOptions {

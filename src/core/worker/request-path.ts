@@ -8,6 +8,7 @@
 import { abortError } from "../abort.ts";
 import type { Engine, Submission } from "../engine/engine.ts";
 import { submission } from "../engine/engine.ts";
+import { DirectTags } from "../engine/direct-tags.ts";
 import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
@@ -250,9 +251,21 @@ export class RequestPath {
     if (this.requests.complete(id, status, value, tagLo, tagHi)) this.updateActive();
   }
 
+  /**
+   * Polling and blocking modes: the engine's direct tag calls (direct-tags.ts), when one may go
+   * to UCX now (the worker open, the ring's earlier records executed); else undefined, and the
+   * caller takes the ring's path.
+   */
+  directTags(): DirectTags | undefined {
+    const e = this.engine;
+    return e.direct !== undefined && !this.closed && e.directOpen!() ? e.direct : undefined;
+  }
+
   /** Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */
   cancel(id: number): void {
-    if (this.#stopped || !this.requests.has(id)) return;
+    if (this.#stopped) return;
+    if (DirectTags.owns(id)) return this.engine.direct?.cancel(id);
+    if (!this.requests.has(id)) return;
     this.engine.submit(submission({ op: Op.Cancel, target: id }));
   }
 

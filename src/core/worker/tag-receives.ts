@@ -93,9 +93,18 @@ export class TagReceives {
   tagRecvWith(bytes: Uint8Array, tag: Tag, done: (length: number) => void, failed: (e: UcxError) => void): number {
     const s = draftSubmission(Op.TagRecv);
     putTag(s, tag);
-    putMask(s, FULL_MASK);
     s.address = addressOf(bytes);
     s.length = bytes.length;
+    // Polling and blocking modes: straight to UCX, no record, entry or completion record.
+    const direct = this.path.directTags();
+    if (direct) {
+      const id = direct.recv(s.address, s.length, s.tagLo, s.tagHi, bytes, (status, length) =>
+        status === UCS_OK ? done(length) : failed(receiveError(status, length, bytes.length)),
+      );
+      if (id < 0) throw UcxError.fromStatus(id, "ucp_tag_recv_nbx", describeStatus);
+      return id;
+    }
+    putMask(s, FULL_MASK);
     return this.path.requestWith(
       s,
       bytes,
