@@ -219,7 +219,7 @@ export class Endpoint {
   }
 
   private sendDirect(direct: DirectTags, bytes: Uint8Array, tagLo: number, tagHi: number, done: () => void, failed: (e: unknown) => void): void {
-    const r = direct.send(this.id, this.worker.addressOf(bytes), bytes.length, tagLo, tagHi, bytes);
+    const r = direct.send(this.id, this.worker.cachedAddressOf(bytes), bytes.length, tagLo, tagHi, bytes);
     if (r === UCS_OK) return done();
     if (r > 0) {
       // UCX keeps it (its buffer held in the slot): settled from inside the progress round that finishes it.

@@ -222,21 +222,21 @@ export class Group {
 
   /** One request's run: its timeout and signal wired, `body` run, and what it ends with. */
   private runRequest(body: RunBody, transport: Transport, coll: CollType, options: StartOptions, result: CollectiveResult): Promise<CollectiveResult> {
-    const r = new RequestRun(new RunControl(), coll, options);
+    const r = new RequestRun(coll, options);
     let later: Promise<void> | undefined;
     try {
       this.assertUsable();
-      this.running.add(r.control);
+      this.running.add(r);
       if (options.timeoutMs !== undefined) {
         r.timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
       }
       if (options.signal) {
         const signal = options.signal;
         if (signal.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: signal.reason });
-        r.onAbort = () => r.control.abort(signal.reason);
-        signal.addEventListener("abort", r.onAbort);
+        r.signalListener = () => r.abort(signal.reason);
+        signal.addEventListener("abort", r.signalListener);
       }
-      later = body(transport, r.control);
+      later = body(transport, r);
     } catch (e) {
       const error = this.failure(r, e);
       this.endRequest(r);
@@ -262,19 +262,19 @@ export class Group {
 
   /** The error a failed run rejects with; a run that had begun breaks the group with it. */
   private failure(r: RequestRun, e: unknown): UcxError {
-    const { control, coll, options } = r;
-    const error = this.brokenBy ?? (control.aborted && options.signal?.aborted
+    const { coll, options } = r;
+    const error = this.brokenBy ?? (r.aborted && options.signal?.aborted
       ? new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason })
       : e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", String(e), { cause: e }));
     // A refusal before the run began (broken group, closed context) does not break the group further.
-    if (this.running.has(control)) this.fail(error);
+    if (this.running.has(r)) this.fail(error);
     return error;
   }
 
   private endRequest(r: RequestRun): void {
-    clearTimeout(r.timer);
-    if (r.onAbort) r.options.signal!.removeEventListener("abort", r.onAbort);
-    this.running.delete(r.control);
+    if (r.timer !== undefined) clearTimeout(r.timer);
+    if (r.signalListener) r.options.signal!.removeEventListener("abort", r.signalListener);
+    this.running.delete(r);
     this.queued--;
   }
 
@@ -318,15 +318,17 @@ export class Group {
 /** The tail of a group whose requests all ended. */
 const SETTLED: Promise<unknown> = Promise.resolve();
 
-/** One started request's run: its control, and the timer and abort listener to undo when it ends. */
-class RequestRun {
+/** One started request's run: its control (one object per start), and the timer and abort listener to undo when it ends. */
+class RequestRun extends RunControl {
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
+  /** The listener on the caller's AbortSignal (RunControl's own onAbort is the instance's). */
+  signalListener: (() => void) | undefined = undefined;
   constructor(
-    readonly control: RunControl,
     readonly coll: CollType,
     readonly options: StartOptions,
-  ) {}
+  ) {
+    super();
+  }
 }
 
 /** A group's plan-cache counters (Group.planStats). */
