@@ -167,6 +167,8 @@ export interface EngineOptions {
   readonly bouncePool?: ArrayBufferLike;
   /** Thread mode: let the application thread drive UCX itself while it waits (takeover-state.ts). */
   readonly takeover?: boolean;
+  /** Polling and blocking modes: offer the direct tag path (direct-tags.ts); default true. */
+  readonly directTags?: boolean;
   /** Thread mode with takeover: the shared state's memory, made by the engine for its thread. */
   readonly takeoverState?: SharedArrayBuffer;
 }

@@ -45,7 +45,7 @@ export class InlineEngine implements Engine, CompletionSink {
     this.writer = new SubmissionWriter(this.submissions);
     this.completionWriter = new CompletionWriter(this.completions);
     this.executor = new Executor(
-      { ...options, direct: true },
+      { ...options, direct: options.directTags !== false },
       this,
       (p) => {
         if (!Array.isArray(p)) this.payloads.set(p.id, p);
