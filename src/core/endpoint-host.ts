@@ -3,6 +3,7 @@
  * below both, so that endpoint.ts never imports worker.ts: the worker sits above its endpoints
  * and listeners, and they reach it only through this.
  */
+import type { DirectTags } from "./engine/direct-tags.ts";
 import type { AmInbox, AmMessage } from "./am/inbox.ts";
 import type { Feature } from "./context.ts";
 import type { DrainHost } from "./endpoint-drain.ts";
@@ -38,7 +39,11 @@ export interface EndpointHost extends DrainHost {
   /** Await `p`, progressing the worker meanwhile in polling and blocking modes. */
   settled<T>(p: Promise<T>): Promise<T>;
   addressOf(bytes: Uint8Array): number;
+  /** `addressOf` through a cache, for views posted again and again (request-path.ts cachedAddressOf). */
+  cachedAddressOf(bytes: Uint8Array): number;
   newObjectId(): number;
+  /** Polling and blocking modes: the engine's direct tag calls, when one may go to UCX now (RequestPath.directTags). */
+  directTags(): DirectTags | undefined;
   /** Request `id` belongs to endpoint `owner` (a receive when `receive`). */
   ownRequest(id: number, owner: object, receive?: boolean): void;
   exposeRequest(id: number, promise: Promise<unknown>): void;

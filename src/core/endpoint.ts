@@ -8,6 +8,7 @@
 import { callUserCallback } from "./user-callback.ts";
 import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
+import type { DirectTags } from "./engine/direct-tags.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
 import { closedError, invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
 import { ReceiveDrain } from "./endpoint-drain.ts";
@@ -201,6 +202,12 @@ export class Endpoint {
     // Refused: reported a microtask later, never inside the caller's posting loop.
     if (refused) return void refused.then(done, failed);
     const { tagLo, tagHi } = this.sendTag(tag);
+    // Polling and blocking modes: a send that would go inline goes straight to UCX instead
+    // (engine/direct-tags.ts), which copies its bytes inside the call: no record, no request
+    // entry, no completion to come. Not counted in `requestsInFlightOf` (the quiesce before a
+    // forced close): one UCX keeps is cancelled by that close and reported through `failed`.
+    const direct = this.worker.sendPath.sendsEarly(bytes.length) ? this.worker.directTags() : undefined;
+    if (direct) return this.sendDirect(direct, bytes, tagLo, tagHi, done, failed);
     const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true, done);
     this.worker.ownRequest(r.id, this);
     // A send that did not resolve at once (a large one) reports success through `done` from
@@ -209,6 +216,24 @@ export class Endpoint {
     // its failure still comes through the Promise.
     if (r.early) done();
     else r.promise.catch(failed);
+  }
+
+  private sendDirect(direct: DirectTags, bytes: Uint8Array, tagLo: number, tagHi: number, done: () => void, failed: (e: unknown) => void): void {
+    const r = direct.send(this.id, this.worker.cachedAddressOf(bytes), bytes.length, tagLo, tagHi, bytes);
+    if (r === UCS_OK) return done();
+    if (r > 0) {
+      // UCX keeps it (its buffer held in the slot): settled from inside the progress round that finishes it.
+      return direct.settleWith(r, (status) => {
+        if (status === UCS_OK) return done();
+        this.failAfterSend(status);
+        failed(UcxError.fromStatus(status, "ucp_tag_send_nbx", describeStatus));
+      });
+    }
+    // Failed now (the endpoint failed in UCX): reported a microtask later, never inside the
+    // caller's posting loop, as a refused send is.
+    this.failAfterSend(r);
+    const error = UcxError.fromStatus(r, "ucp_tag_send_nbx", describeStatus);
+    void Promise.resolve().then(() => failed(error));
   }
 
   /**
@@ -693,6 +718,7 @@ export class Endpoint {
   }
 }
 
+const UCS_OK = 0;
 const UCS_ERR_CANCELED = -16;
 
 function isEndpointFailure(status: number | undefined): boolean {

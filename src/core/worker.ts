@@ -19,6 +19,7 @@ import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { Submitted } from "./endpoint-host.ts";
+import type { DirectTags } from "./engine/direct-tags.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
@@ -45,7 +46,7 @@ import { ListenerTable } from "./worker/listener-table.ts";
 import { amLimitsFrom, defaultProgressMode, engineOptionsFrom, type WorkerOptions } from "./worker/options.ts";
 import { ProgressDriver } from "./worker/progress-driver.ts";
 import { RegisteredMemory } from "./worker/registered-memory.ts";
-import { addressOf, RequestPath } from "./worker/request-path.ts";
+import { addressOf, cachedAddressOf, RequestPath } from "./worker/request-path.ts";
 import { shutDown } from "./worker/shutdown.ts";
 import { TagReceives } from "./worker/tag-receives.ts";
 
@@ -415,6 +416,11 @@ export class Worker {
     this.#path.cancelOnAbort(r, signal, rejectAtOnce, operation);
   }
 
+  /** @internal Polling and blocking modes: the engine's direct tag calls, when one may go to UCX now. */
+  directTags(): DirectTags | undefined {
+    return this.#path.directTags();
+  }
+
   /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`); `receive` for receives. */
   ownRequest(id: number, owner: object, receive = false): void {
     this.#path.requests.setOwner(id, owner, receive);
@@ -448,6 +454,11 @@ export class Worker {
   /** @internal The address UCX is given for `bytes` (the caller keeps `bytes` referenced). */
   addressOf(bytes: Uint8Array): number {
     return addressOf(bytes);
+  }
+
+  /** @internal `addressOf` through a cache (worker/request-path.ts cachedAddressOf). */
+  cachedAddressOf(bytes: Uint8Array): number {
+    return cachedAddressOf(bytes);
   }
 
   /** @internal Count `promise` against the memory handle `bytes` belongs to, if any. */

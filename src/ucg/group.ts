@@ -16,7 +16,7 @@ import { ignoreRejection, RunControl, type Transport } from "./instance.ts";
 import type { OpLike } from "./op.ts";
 import type { CallFacts, DecisionTree } from "./ppool.ts";
 import type { PlanConstant, PlanTemplate } from "./plans/base/plan_base.ts";
-import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type StartOptions } from "./request.ts";
+import { CollectiveRequest, normalize, type CollectiveResult, type CollectiveSpec, type RunBody, type StartOptions } from "./request.ts";
 import type { GroupContext } from "./group-context.ts";
 
 type Normalized = ReturnType<typeof normalize>;
@@ -200,45 +200,82 @@ export class Group {
   /**
    * @internal Runs `body` after every request started before it; a failure breaks the group.
    * With nothing queued it starts at once, in this call (its first step is posted before
-   * `start()` returns), rather than a microtask later behind the tail.
+   * `start()` returns), rather than a microtask later behind the tail; and a run that completes
+   * inside this call (every step's messages were there: PlanInstance.executeNow) returns a
+   * settled Promise, with no async function between the caller's `await` and the result.
    */
-  enqueue(body: (t: Transport, run: RunControl) => Promise<CollectiveResult>, transport: Transport, coll: CollType, options: StartOptions): Promise<CollectiveResult> {
+  enqueue(body: RunBody, transport: Transport, coll: CollType, options: StartOptions, result: CollectiveResult): Promise<CollectiveResult> {
     // Refused here, not when its turn comes: requests started before free() still run.
     if (this.#freed) return Promise.reject(this.freedError());
-    const run = async (): Promise<CollectiveResult> => {
-      const control = new RunControl();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let onAbort: (() => void) | undefined;
-      try {
-        this.assertUsable();
-        this.running.add(control);
-        if (options.timeoutMs !== undefined) {
-          timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
-        }
-        if (options.signal) {
-          if (options.signal.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason });
-          onAbort = () => control.abort(options.signal!.reason);
-          options.signal.addEventListener("abort", onAbort);
-        }
-        return await body(transport, control);
-      } catch (e) {
-        const error = this.brokenBy ?? (control.aborted && options.signal?.aborted
-          ? new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason })
-          : e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", String(e), { cause: e }));
-        // A refusal before the run began (broken group, closed context) does not break the group further.
-        if (this.running.has(control)) this.fail(error);
-        throw error;
-      } finally {
-        clearTimeout(timer);
-        if (onAbort) options.signal!.removeEventListener("abort", onAbort);
-        this.running.delete(control);
-        this.queued--;
-      }
-    };
-    const p = this.queued++ === 0 ? run() : this.tail.then(run, run);
+    if (this.queued++ === 0) {
+      const p = this.runRequest(body, transport, coll, options, result);
+      // Ended inside the call (queued is back to 0): nothing for a later request to wait on.
+      this.tail = this.queued === 0 ? SETTLED : p.catch(ignoreRejection);
+      return p;
+    }
+    const run = () => this.runRequest(body, transport, coll, options, result);
+    const p = this.tail.then(run, run);
     // The tail only orders requests: a request's failure is its caller's, the next one runs anyway.
     this.tail = p.catch(ignoreRejection);
     return p;
+  }
+
+  /** One request's run: its timeout and signal wired, `body` run, and what it ends with. */
+  private runRequest(body: RunBody, transport: Transport, coll: CollType, options: StartOptions, result: CollectiveResult): Promise<CollectiveResult> {
+    const r = new RequestRun(coll, options);
+    let later: Promise<void> | undefined;
+    try {
+      this.assertUsable();
+      this.running.add(r);
+      if (options.timeoutMs !== undefined) {
+        r.timer = setTimeout(() => this.fail(new UcxError("UCS_ERR_TIMED_OUT", `${coll} did not complete within ${options.timeoutMs} ms`, { status: -20 })), options.timeoutMs);
+      }
+      if (options.signal) {
+        const signal = options.signal;
+        if (signal.aborted) throw new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: signal.reason });
+        r.signalListener = () => r.abort(signal.reason);
+        signal.addEventListener("abort", r.signalListener);
+      }
+      later = body(transport, r);
+    } catch (e) {
+      const error = this.failure(r, e);
+      this.endRequest(r);
+      return Promise.reject(error);
+    }
+    if (later === undefined) {
+      this.endRequest(r);
+      return Promise.resolve(result);
+    }
+    return this.finishRequest(r, later, result);
+  }
+
+  private async finishRequest(r: RequestRun, later: Promise<void>, result: CollectiveResult): Promise<CollectiveResult> {
+    try {
+      await later;
+      return result;
+    } catch (e) {
+      throw this.failure(r, e);
+    } finally {
+      this.endRequest(r);
+    }
+  }
+
+  /** The error a failed run rejects with; a run that had begun breaks the group with it. */
+  private failure(r: RequestRun, e: unknown): UcxError {
+    const { coll, options } = r;
+    const error = this.brokenBy ?? (r.aborted && options.signal?.aborted
+      ? new UcxError("UCS_ERR_CANCELED", `${coll} aborted`, { status: -16, cause: options.signal.reason })
+      : e instanceof UcxError ? e : new UcxError("UCX_TS_PROTOCOL_ERROR", String(e), { cause: e }));
+    // A refusal before the run began (broken group, closed context) does not break the group further.
+    if (this.running.has(r)) this.fail(error);
+    return error;
+  }
+
+  private endRequest(r: RequestRun): void {
+    if (r.timer !== undefined) clearTimeout(r.timer);
+    if (r.signalListener) r.options.signal!.removeEventListener("abort", r.signalListener);
+    this.running.delete(r);
+    this.queued--;
   }
 
   private freedError(): UcxError {
@@ -275,6 +312,22 @@ export class Group {
     };
     this.transports.set(collType, t);
     return t;
+  }
+}
+
+/** The tail of a group whose requests all ended. */
+const SETTLED: Promise<unknown> = Promise.resolve();
+
+/** One started request's run: its control (one object per start), and the timer and abort listener to undo when it ends. */
+class RequestRun extends RunControl {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The listener on the caller's AbortSignal (RunControl's own onAbort is the instance's). */
+  signalListener: (() => void) | undefined = undefined;
+  constructor(
+    readonly coll: CollType,
+    readonly options: StartOptions,
+  ) {
+    super();
   }
 }
 

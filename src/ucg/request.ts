@@ -32,11 +32,17 @@ export interface RequestGroup {
   readonly size: number;
   /** The plan for this call: its template, the shared constant part, and scratch memory. */
   planFor(coll: CollType, n: ReturnType<typeof normalize>, plan?: number): { template: PlanTemplate; constant: PlanConstant; scratch: CollectiveArray };
-  /** Runs `body` after the group's earlier requests, with the group's transport. */
-  enqueue(body: (t: Transport, run: RunControl) => Promise<CollectiveResult>, transport: Transport, coll: CollType, options: StartOptions): Promise<CollectiveResult>;
+  /**
+   * Runs `body` after the group's earlier requests, with the group's transport, and resolves with
+   * `result` once it ends; `body` returns undefined when the run completed inside the call.
+   */
+  enqueue(body: RunBody, transport: Transport, coll: CollType, options: StartOptions, result: CollectiveResult): Promise<CollectiveResult>;
   /** The transport of the group's collectives of this type (coll-type.ts). */
   transportFor(collType: number): Transport;
 }
+
+/** What a start runs (PlanInstance.executeNow): undefined when it completed synchronously, else the Promise of the rest. */
+export type RunBody = (t: Transport, run: RunControl) => Promise<void> | undefined;
 
 export interface StartOptions {
   /** Reject with UCS_ERR_TIMED_OUT after this long (the group is then unusable: its members are out of step). */
@@ -145,14 +151,13 @@ export class CollectiveRequest {
 
   /** Runs the collective (after the group's earlier requests); resolves with the result buffer. */
   start(options: StartOptions = NO_OPTIONS): Promise<CollectiveResult> {
-    return this.group.enqueue(this.body, this.transport, this.coll, options);
+    return this.group.enqueue(this.body, this.transport, this.coll, options, this.result);
   }
 
   /** What a start runs, made once: a persistent request's starts allocate no closures of their own. */
-  private readonly body = async (transport: Transport, run: RunControl): Promise<CollectiveResult> => {
+  private readonly body: RunBody = (transport, run) => {
     if (this.phaseTimes) this.phaseTimes = [];
-    await this.instance.execute(transport, run, this.phaseTimes);
-    return this.result;
+    return this.instance.executeNow(transport, run, this.phaseTimes);
   };
 }
 

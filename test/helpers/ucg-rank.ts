@@ -8,7 +8,10 @@
  *    a persistent request started 100 times, and plan reuse;
  *  - "full": every collective x datatype x op x sizes 0..8 MiB (npm run test:full);
  *  - "die": the last rank leaves without a word after the bootstrap; the others' allreduce must
- *    reject (not time out), which each reports as "UCG_REJECTED <code> <ms>".
+ *    reject (not time out), which each reports as "UCG_REJECTED <code> <ms>";
+ *  - "direct" (polling mode): small collectives whose messages go straight to UCX
+ *    (engine/direct-tags.ts), results checked, then the last rank leaves and the others' 8 B
+ *    allreduce must reject as in "die".
  * Every result is checked against the sequential reference (ucg-reference.ts); the last line is
  * "UCG_OK <checks>" or the process exits 1 after "UCG_FAIL <what>".
  */
@@ -186,7 +189,7 @@ async function persistent(world: Group): Promise<void> {
 }
 
 const started = performance.now();
-const ctx = await UcgContext.create({ bootstrapTimeoutMs: 60_000 });
+const ctx = await UcgContext.create({ bootstrapTimeoutMs: 60_000, ...(mode === "direct" ? { progressMode: "polling" as const } : {}) });
 if (process.env.UCX_TS_UCG_TIMING === "1") console.log(`lap create ${(performance.now() - started).toFixed(0)} ms`);
 const world = ctx.world;
 try {
@@ -208,6 +211,62 @@ try {
       const again = await world.barrier().then(() => "resolved", (e2: UcxError) => e2.code);
       if (again !== (e as UcxError).code) fail(`a later call on the broken group gave ${again}`);
     }
+    console.log(`UCG_OK ${checks}`);
+    await ctx.close({ timeoutMs: 1 });
+    process.exit(0);
+  }
+  if (mode === "direct") {
+    // Polling mode: a step's small sends and its receives go straight to UCX, not through the ring.
+    const direct = ctx.worker.directTags();
+    if (!direct) fail("polling mode offers no direct tag path");
+    const before = { ...direct.posted };
+    const inlineBefore = ctx.worker.protocolCounts.inline;
+    const n = world.size;
+    const send = new Float64Array(1);
+    const recv = new Float64Array(1);
+    const allreduce = world.init("allreduce", { send, recv, op: "sum" });
+    const calls = 200;
+    for (let i = 0; i < calls; i++) {
+      send[0] = i * (world.rank + 1);
+      await allreduce.start();
+      const want = (i * n * (n + 1)) / 2;
+      if (recv[0] !== want) fail(`allreduce ${i}: got ${recv[0]}, want ${want}`);
+      checks++;
+    }
+    // Blocks of 4 bytes each way, and a bcast from the last rank.
+    const blocks = Int32Array.from({ length: n }, (_, j) => world.rank * 100 + j);
+    const got = await world.alltoall(blocks);
+    for (let j = 0; j < n; j++) if (got[j] !== j * 100 + world.rank) fail(`alltoall block ${j}: got ${got[j]}`);
+    const b = new Uint8Array(16).fill(world.rank === n - 1 ? 7 : 0);
+    await world.bcast(b, n - 1);
+    if (b.some((x) => x !== 7)) fail(`bcast: got ${b.join(",")}`);
+    checks += 2;
+    const sent = direct.posted.sends - before.sends;
+    const received = direct.posted.receives - before.receives;
+    // Recursive doubling sends and receives one message per step: at least log2(n) a call.
+    if (sent < calls || received < calls) fail(`direct path posted ${sent} sends and ${received} receives over ${calls} allreduces`);
+    if (ctx.worker.protocolCounts.inline !== inlineBefore) fail(`${ctx.worker.protocolCounts.inline - inlineBefore} sends went through the ring's inline path`);
+    if (direct.count !== 0) fail(`${direct.count} direct requests still held after the collectives`);
+    checks++;
+    await world.barrier();
+    if (world.rank === n - 1) {
+      console.log(`UCG_OK ${checks}`);
+      process.exit(0); // no close, no goodbye: the others must notice
+    }
+    const t0 = Date.now();
+    try {
+      send[0] = 1;
+      // Waits on a receive posted directly, which UCX never completes: the endpoint's failure must cancel it.
+      for (let i = 0; i < 1000; i++) await allreduce.start({ timeoutMs: 60_000 });
+      fail("1000 allreduces resolved although a member had died");
+    } catch (e) {
+      if (!(e instanceof UcxError)) fail(`rejected with ${String(e)}, not a UcxError`);
+      console.log(`UCG_REJECTED ${(e as UcxError).code} ${Date.now() - t0}`);
+    }
+    // The cancelled receives are given back once progress delivers their cancellation: nothing
+    // stays held for the worker's close.
+    for (let i = 0; i < 1000 && direct.count > 0; i++) ctx.worker.progress();
+    if (direct.count !== 0) fail(`${direct.count} direct requests still held after the failure`);
     console.log(`UCG_OK ${checks}`);
     await ctx.close({ timeoutMs: 1 });
     process.exit(0);

@@ -65,4 +65,17 @@ for (const plan of DIE_PLANS) test(`a process that dies makes the others' pendin
   }
 });
 
+test("polling mode: small collectives go straight to UCX (no ring record), give the right results, and a member that dies still makes the others' pending allreduce reject, not hang", async () => {
+  const n = 3;
+  const { code, lines } = await ranks(n, "direct", 90_000);
+  const report = lines.map((l, r) => `rank ${r}: ${l.join(" | ")}`).join("\n");
+  assert.is(code, 0, report);
+  for (let r = 0; r < n; r++) assert.ok(/^UCG_OK [1-9]\d*$/.test(lines[r]!.at(-1) ?? ""), report);
+  for (let r = 0; r < n - 1; r++) {
+    const m = lines[r]!.map((l) => /^UCG_REJECTED (\S+) (\d+)$/.exec(l)).find(Boolean);
+    assert.ok(m, report);
+    assert.ok(m![1]!.startsWith("UCS_ERR_") && m![1] !== "UCS_ERR_TIMED_OUT", `rank ${r} rejected with ${m![1]}, expected the endpoint's error\n${report}`);
+  }
+});
+
 test.run();

@@ -12,6 +12,7 @@
  *   on UCX's event fd (watched by a thread that never calls UCX) when it is not
  *   (`hybrid-engine.ts`).
  */
+import type { DirectTags } from "./direct-tags.ts";
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
@@ -127,6 +128,12 @@ export interface Engine {
    * messages instead of allocating (am-buffer-pool.ts).
    */
   reuseActiveMessageBuffer(buffer: ArrayBuffer): void;
+  /**
+   * Polling and blocking modes: tag sends and receives that the caller hands to UCX itself
+   * (direct-tags.ts); absent in thread and hybrid modes. Use it only when `directOpen()` says so.
+   */
+  readonly direct?: DirectTags;
+  directOpen?(): boolean;
 }
 
 export interface EngineOptions {
@@ -160,6 +167,8 @@ export interface EngineOptions {
   readonly bouncePool?: ArrayBufferLike;
   /** Thread mode: let the application thread drive UCX itself while it waits (takeover-state.ts). */
   readonly takeover?: boolean;
+  /** Polling and blocking modes: offer the direct tag path (direct-tags.ts); default true. */
+  readonly directTags?: boolean;
   /** Thread mode with takeover: the shared state's memory, made by the engine for its thread. */
   readonly takeoverState?: SharedArrayBuffer;
 }

@@ -19,6 +19,7 @@ import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
 import { ActiveMessages } from "./active-messages.ts";
 import { BatchOperations } from "./batch-operations.ts";
+import { DirectTags } from "./direct-tags.ts";
 import { EndpointOperations } from "./endpoint-operations.ts";
 import { FastRequests, type FastReport } from "./fast-requests.ts";
 import { InlineStaging } from "./inline-staging.ts";
@@ -66,6 +67,11 @@ export interface ExecutorOptions {
    * callback and live in the shared table, and endpoint and memory handles are published there.
    */
   readonly takeoverState?: SharedArrayBuffer;
+  /**
+   * Polling and blocking modes (the executor on the application thread): also take tag sends
+   * and receives straight from the caller (direct-tags.ts, `Executor.direct`).
+   */
+  readonly direct?: boolean;
 }
 
 export class Executor {
@@ -83,6 +89,8 @@ export class Executor {
   private readonly am: ActiveMessages | undefined;
   /** The handler of each Op (operation-table.ts). */
   private readonly operations: OperationHandler[];
+  /** Tag sends and receives posted without a record (ExecutorOptions.direct). */
+  readonly direct: DirectTags | undefined;
 
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
@@ -171,6 +179,7 @@ export class Executor {
     this.listeners = new ListenerOperations(host);
     this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.destroyRkeysOf(ep), () => this.needToken());
     this.tags = new TagOperations(host, this.tracker, staging, this.fast);
+    if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id));
     // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
     // go without a memory handle (sendSource finds none).
     const pool = options.bouncePool;
@@ -203,7 +212,7 @@ export class Executor {
 
   /** Requests in flight inside UCX. */
   get pending(): number {
-    return this.tracker.inflight.size + this.tracker.partQueues.size + (this.fast?.count ?? 0);
+    return this.tracker.inflight.size + this.tracker.partQueues.size + (this.fast?.count ?? 0) + (this.direct?.count ?? 0);
   }
 
   /**
@@ -304,6 +313,7 @@ export class Executor {
     }
     if (t.partQueues.size > 0) events += t.progressParts();
     if (t.completedWords > 0) events += t.finishCompleted();
+    if (this.direct) events += this.direct.finish();
     const full = events > 0 || t.touched;
     if (full) events += t.checkAll();
     else if (t.polled.size > 0) events += t.checkSome(IDLE_SCAN);
@@ -403,11 +413,13 @@ export class Executor {
     };
     for (const r of t.inflight.values()) u.ucp_request_cancel(this.worker, r.request);
     this.fast?.cancelAll(this.worker);
+    this.direct?.cancelAll();
     cancelParts();
     this.am?.releasePending();
     this.am?.cancelFetches();
     const amFetching = () => (this.am?.fetchesInFlight ?? 0) > 0;
-    for (let i = 0; i < 1000 && (t.inflight.size > 0 || t.partQueues.size > 0 || (this.fast?.count ?? 0) > 0 || amFetching()); i++) {
+    const direct = () => this.direct?.count ?? 0;
+    for (let i = 0; i < 1000 && (t.inflight.size > 0 || t.partQueues.size > 0 || (this.fast?.count ?? 0) > 0 || direct() > 0 || amFetching()); i++) {
       this.progress();
       // Parts posted by a batch's callbacks meanwhile (a header's next receive) are cancelled too.
       cancelParts();
@@ -416,6 +428,7 @@ export class Executor {
     // destroys an endpoint with a request the application has not released), reported only
     // after the worker is destroyed, so that no buffer is let go while UCX could still touch it.
     const abandoned = [...t.inflight.keys(), ...(this.fast?.releaseAll() ?? [])];
+    const abandonedDirect = this.direct?.releaseAll() ?? [];
     t.releaseAll();
     this.am?.releaseFetches();
     this.listeners.destroyAll();
@@ -428,11 +441,13 @@ export class Executor {
     t.releaseAll();
     u.ucp_worker_destroy(this.worker);
     for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
+    for (const settle of abandonedDirect) settle();
     this.rma.unmapAll();
     this.context.close();
     this.listeners.closeCallback();
     this.endpoints.closeCallback();
     this.tags.close();
+    this.direct?.close();
     this.am?.close();
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
 import { CompletionWriter } from "./completion-writer.ts";
+import type { DirectTags } from "./direct-tags.ts";
 import { Executor, type CompletionSink } from "./executor.ts";
 import type { Payload } from "./payload.ts";
 import { COMPLETION_BYTES, SUBMISSION_BYTES, type Completion } from "./records.ts";
@@ -44,13 +45,31 @@ export class InlineEngine implements Engine, CompletionSink {
     this.writer = new SubmissionWriter(this.submissions);
     this.completionWriter = new CompletionWriter(this.completions);
     this.executor = new Executor(
-      options,
+      { ...options, direct: options.directTags !== false },
       this,
       (p) => {
         if (!Array.isArray(p)) this.payloads.set(p.id, p);
         else for (const one of p) this.payloads.set(one.id, one);
       },
     );
+  }
+
+  /** Tag sends and receives straight to UCX (direct-tags.ts): the executor runs on this thread. */
+  get direct(): DirectTags | undefined {
+    return this.executor.direct;
+  }
+
+  /**
+   * May a direct call go to UCX now? Only after every record already in the ring: they are
+   * executed here first, so a direct send or receive never overtakes an earlier one (UCX's
+   * per-sender order and its receive matching in posting order). Not while the ring is being
+   * consumed (a completion handler's call): the caller then takes the ring's path.
+   */
+  directOpen(): boolean {
+    if (this.stopped) return false;
+    if (this.submissions.size === 0 && this.writer.backlog === 0) return true;
+    this.executeQueued();
+    return this.submissions.size === 0 && this.writer.backlog === 0;
   }
 
   takePayload(id: number): Payload | undefined {

@@ -87,6 +87,15 @@ export class SendPath {
     return new Promise((resolve) => this.drained.push(resolve));
   }
 
+  /**
+   * Does a tag send of `length` bytes go inline when its caller prefers an early send (`send`'s
+   * `preferEarly`)? Such a send may also go straight to UCX (Endpoint.postSend, polling and
+   * blocking modes): UCX copies bytes that few, as the record would. A forced protocol holds.
+   */
+  sendsEarly(length: number): boolean {
+    return length <= this.selector.limits.inlineCapacity && this.selector.configuration.force["tag-send"] === undefined;
+  }
+
   send(
     op: number,
     operation: Operation,

@@ -130,6 +130,8 @@ export function engineOptionsFrom(options: WorkerOptions, mode: ProgressMode): E
     threadSpinMaxMicroseconds: THREAD_SPIN_MAX_US,
     delayedSubmission: options.delayedSubmission ?? true,
     takeover: options.takeover ?? getEnv("UCX_TS_TAKEOVER") !== "0",
+    // UCX_TS_DIRECT_TAGS=0 sends every tag operation through the ring (A/B against the direct path).
+    directTags: getEnv("UCX_TS_DIRECT_TAGS") !== "0",
   };
   if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
   checkBoolean("takeover", options.takeover);

@@ -8,6 +8,7 @@
 import { abortError } from "../abort.ts";
 import type { Engine, Submission } from "../engine/engine.ts";
 import { submission } from "../engine/engine.ts";
+import { DirectTags } from "../engine/direct-tags.ts";
 import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
@@ -23,6 +24,24 @@ const UCS_ERR_BUFFER_TOO_SMALL = -11;
 /** The address UCX is given for `bytes` (the caller keeps `bytes` referenced until UCX is done). */
 export function addressOf(bytes: Uint8Array): number {
   return backend().addressOf(bytes);
+}
+
+/**
+ * The addresses of views that are posted again and again (a collective's plan binds its views
+ * once and posts them every call): asking the runtime costs 150-300 ns a call under koffi
+ * (2026-11-27), a WeakMap 15-20. Sound because the codebase already relies on a posted buffer's
+ * address staying put while UCX holds it (an ArrayBuffer's memory does not move once its address
+ * was taken); a view whose buffer was detached since reads length 0, and then nothing is
+ * transferred at the stale address. Only the direct tag path uses it.
+ */
+const stableAddresses = new WeakMap<Uint8Array, number>();
+export function cachedAddressOf(bytes: Uint8Array): number {
+  let a = stableAddresses.get(bytes);
+  if (a === undefined) {
+    a = addressOf(bytes);
+    stableAddresses.set(bytes, a);
+  }
+  return a;
 }
 
 export class RequestPath {
@@ -250,9 +269,21 @@ export class RequestPath {
     if (this.requests.complete(id, status, value, tagLo, tagHi)) this.updateActive();
   }
 
+  /**
+   * Polling and blocking modes: the engine's direct tag calls (direct-tags.ts), when one may go
+   * to UCX now (the worker open, the ring's earlier records executed); else undefined, and the
+   * caller takes the ring's path.
+   */
+  directTags(): DirectTags | undefined {
+    const e = this.engine;
+    return e.direct !== undefined && !this.closed && e.directOpen!() ? e.direct : undefined;
+  }
+
   /** Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */
   cancel(id: number): void {
-    if (this.#stopped || !this.requests.has(id)) return;
+    if (this.#stopped) return;
+    if (DirectTags.owns(id)) return this.engine.direct?.cancel(id);
+    if (!this.requests.has(id)) return;
     this.engine.submit(submission({ op: Op.Cancel, target: id }));
   }
 

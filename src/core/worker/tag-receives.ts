@@ -13,7 +13,7 @@ import { invalidArgument, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { checkLimits, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "../receive-options.ts";
 import { FULL_MASK, joinTag, putMask, putTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "../tag.ts";
-import { addressOf, type RequestPath } from "./request-path.ts";
+import { addressOf, cachedAddressOf, type RequestPath } from "./request-path.ts";
 import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 import { framesToDevice } from "../cuda/transfers.ts";
 import { recvMultiStaged, type TagPort } from "../cuda/staged-multi-receive.ts";
@@ -93,9 +93,18 @@ export class TagReceives {
   tagRecvWith(bytes: Uint8Array, tag: Tag, done: (length: number) => void, failed: (e: UcxError) => void): number {
     const s = draftSubmission(Op.TagRecv);
     putTag(s, tag);
+    s.length = bytes.length;
+    // Polling and blocking modes: straight to UCX, no record, entry or completion record.
+    const direct = this.path.directTags();
+    if (direct) {
+      const id = direct.recv(cachedAddressOf(bytes), s.length, s.tagLo, s.tagHi, bytes, (status, length) =>
+        status === UCS_OK ? done(length) : failed(receiveError(status, length, bytes.length)),
+      );
+      if (id < 0) throw UcxError.fromStatus(id, "ucp_tag_recv_nbx", describeStatus);
+      return id;
+    }
     putMask(s, FULL_MASK);
     s.address = addressOf(bytes);
-    s.length = bytes.length;
     return this.path.requestWith(
       s,
       bytes,

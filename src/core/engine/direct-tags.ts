@@ -1,0 +1,249 @@
+/**
+ * Polling and blocking modes: tag sends and receives handed to UCX straight from the caller's
+ * call, for a caller that drives progress itself and counts completions with callbacks (the
+ * collectives' steps, src/ucg/). The executor runs on the application thread in these modes, so
+ * the posting call may call UCX itself: no submission record is written and read back, no
+ * request entry, no operation table, no completion record (issue 23: that JavaScript around each
+ * C call was ~1 us of a 2-rank 8 B allreduce's ~5 us).
+ *
+ * The engine's invariants hold as on the ring's path:
+ *  - a request UCX keeps (a receive, a send not finished in place) keeps its buffer referenced in
+ *    a slot here until its completion arrives, and the executor's shutdown cancels and releases
+ *    it before the worker is destroyed (cancelAll, releaseAll), reporting it cancelled after;
+ *  - order: the caller asks the engine first (InlineEngine.directOpen), which executes every
+ *    record still in the ring, so a direct call never overtakes an earlier send or receive;
+ *  - completions come through C callbacks that only queue (slot, status) and are finished inside
+ *    the executor's progress round (finish), before the round's endpoint errors are reported.
+ * A send UCX finished inside ucp_tag_send_nbx (an eager send: its bytes are copied) holds
+ * nothing and reports nothing later.
+ */
+import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, type Pointer, type Ucx } from "../../ffi/index.ts";
+import { u64At } from "./fast-requests.ts";
+import type { EndpointState } from "./op-host.ts";
+import { tagArgument } from "./records.ts";
+import { setUserData } from "./tag-operations.ts";
+
+const UCS_OK = 0;
+const UCS_ERR_NOT_CONNECTED = -24;
+const UCS_ERR_CANCELED = -16;
+
+/** A direct request's end: its status and, for a receive, the received length (UCX's, also when truncated). */
+export type DirectSettle = (status: number, length: number) => void;
+
+/**
+ * A request's id: DIRECT_BASE (above every id of the request table, requests.ts) + a count of
+ * requests x SLOTS + its slot, so that a stale id never names a reused slot.
+ */
+const SLOTS = 2 ** 20;
+const DIRECT_BASE = 2 ** 31;
+/** Sends are told from receives by their slot's kind. */
+const RECV = 1;
+const SEND = 2;
+
+export class DirectTags {
+  private readonly recvCallback: NativeCallback;
+  private readonly sendCallback: NativeCallback;
+  /** Request parameters: receives with NO_IMM_CMPL (UCX 1.13 fills no info for one completed in place: tag-operations.ts). */
+  private readonly recvParam: ReturnType<Ucx["struct"]>;
+  private readonly recvParamAddress: Pointer;
+  private readonly sendParam: ReturnType<Ucx["struct"]>;
+  private readonly sendParamAddress: Pointer;
+  /** Filled by ucp_tag_recv_request_test: sender tag, length (u32 words). */
+  private readonly info: Uint32Array;
+  private readonly infoAddress: Pointer;
+
+  // One entry per slot: the UCX request (0: free), its kind, id, settle and buffer.
+  private readonly requests: number[] = [];
+  private readonly kinds: number[] = [];
+  private readonly ids: number[] = [];
+  private readonly settles: (DirectSettle | undefined)[] = [];
+  private readonly keeps: unknown[] = [];
+  private readonly free: number[] = [];
+  private sequence = 0;
+  /** Requests in flight (held in slots). */
+  count = 0;
+  /** Sends and receives handed to UCX this way (the tests see the path was taken). */
+  readonly posted = { sends: 0, receives: 0 };
+  /** (slot, status) pairs queued by the callbacks, finished by `finish`. */
+  private readonly completed: number[] = [];
+  private completedWords = 0;
+  private finishing = false;
+
+  constructor(
+    private readonly u: Ucx,
+    private readonly worker: Pointer,
+    private readonly endpoint: (id: number) => EndpointState | undefined,
+  ) {
+    // Both fire inside ucp_worker_progress or ucp_request_cancel (a receive's also inside its
+    // posting call, a message already there): they only queue; `finish` does the rest.
+    this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, slot: number) => this.queue(slot, status));
+    this.sendCallback = u.callback(callbackTypes.ucp_send_nbx_callback_t, (_request: number, status: number, slot: number) => this.queue(slot, status));
+    this.recvParam = u.struct("ucp_request_param_t");
+    this.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.recvParam.set("cb", this.recvCallback.address);
+    this.recvParamAddress = u.addressOf(this.recvParam.bytes);
+    this.sendParam = u.struct("ucp_request_param_t");
+    this.sendParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.sendParam.set("cb", this.sendCallback.address);
+    this.sendParamAddress = u.addressOf(this.sendParam.bytes);
+    const info = u.struct("ucp_tag_recv_info_t");
+    this.info = new Uint32Array(info.bytes.buffer, info.bytes.byteOffset, 4);
+    this.infoAddress = u.addressOf(info.bytes);
+  }
+
+  /**
+   * ucp_tag_send_nbx of `length` bytes at `address` (of `keep`) on endpoint `ep` with tag
+   * (tagLo, tagHi). Returns UCS_OK when UCX finished it in place (nothing held, nothing reported
+   * later), a negative status when it failed now, or a request id (DirectTags.owns) when it is
+   * in flight: give it its settle with `settleWith` before the next progress round, which may
+   * finish it.
+   */
+  send(ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown): number {
+    const e = this.endpoint(ep);
+    if (!e) return UCS_ERR_NOT_CONNECTED;
+    if (e.failed) return e.failed;
+    const slot = this.nextSlot();
+    setUserData(this.sendParam, slot);
+    this.posted.sends++;
+    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
+    if (r === 0) return UCS_OK;
+    if (ptrIsError(r)) return r;
+    return this.hold(slot, r, SEND, keep, undefined);
+  }
+
+  /** The settle of send `id` that `send` left in flight (made only for those: most finish in place). */
+  settleWith(id: number, settle: DirectSettle): void {
+    const slot = (id - DIRECT_BASE) % SLOTS;
+    if (this.ids[slot] === id) this.settles[slot] = settle;
+  }
+
+  /**
+   * A worker-wide ucp_tag_recv_nbx of exactly (tagLo, tagHi) into `length` bytes at `address`
+   * (of `keep`). Returns its request id (`cancel` takes it), or a negative status when UCX
+   * refused it; `settle(status, length)` runs from inside the progress round that finishes it.
+   */
+  recv(address: number, length: number, tagLo: number, tagHi: number, keep: unknown, settle: DirectSettle): number {
+    const slot = this.nextSlot();
+    setUserData(this.recvParam, slot);
+    this.posted.receives++;
+    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), -1, this.recvParamAddress);
+    if (ptrIsError(r)) return r;
+    return this.hold(slot, r, RECV, keep, settle);
+  }
+
+  /** Is `id` one of ours (a request id `send` or `recv` returned)? */
+  static owns(id: number): boolean {
+    return id >= DIRECT_BASE;
+  }
+
+  /** Ask UCX to cancel request `id` (it then settles with UCS_ERR_CANCELED); one already finished is left alone. */
+  cancel(id: number): void {
+    const slot = (id - DIRECT_BASE) % SLOTS;
+    if (this.ids[slot] === id && this.requests[slot]! !== 0) this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
+  }
+
+  /** The slot the next request takes if UCX keeps it (its user data is set before the call). */
+  private nextSlot(): number {
+    const free = this.free;
+    return free.length > 0 ? free[free.length - 1]! : this.requests.length;
+  }
+
+  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined): number {
+    if (slot === this.requests.length) {
+      if (slot >= SLOTS) throw new RangeError("too many direct tag requests in flight");
+      this.requests.push(0);
+      this.kinds.push(0);
+      this.ids.push(0);
+      this.settles.push(undefined);
+      this.keeps.push(undefined);
+    } else this.free.pop();
+    // Ids stay below 2^52 (exact Numbers).
+    this.sequence = (this.sequence % 0x7fffffff) + 1;
+    const id = DIRECT_BASE + this.sequence * SLOTS + slot;
+    this.requests[slot] = request;
+    this.kinds[slot] = kind;
+    this.ids[slot] = id;
+    this.settles[slot] = settle;
+    this.keeps[slot] = keep;
+    this.count++;
+    return id;
+  }
+
+  private queue(slot: number, status: number): void {
+    const q = this.completed;
+    q[this.completedWords++] = slot;
+    q[this.completedWords++] = status;
+  }
+
+  /** Finish the requests whose callbacks fired: read a receive's length, free the request, settle. Returns how many. */
+  finish(): number {
+    if (this.completedWords === 0 || this.finishing) return 0;
+    this.finishing = true;
+    const q = this.completed;
+    let n = 0;
+    try {
+      // A settle may cancel other requests, whose callbacks queue more pairs: the loop takes them too.
+      for (let i = 0; i < this.completedWords; i += 2) {
+        const slot = q[i]!;
+        const request = this.requests[slot]!;
+        if (request === undefined || request === 0) continue;
+        let length = 0;
+        // Valid for a truncated message too: the length is then the incoming size.
+        if (this.kinds[slot] === RECV) {
+          this.u.ucp_tag_recv_request_test(request, this.infoAddress);
+          length = u64At(this.info, 2);
+        }
+        this.u.ucp_request_free(request);
+        const settle = this.release(slot);
+        n++;
+        settle?.(q[i + 1]!, length);
+      }
+    } finally {
+      this.completedWords = 0;
+      this.finishing = false;
+    }
+    return n;
+  }
+
+  private release(slot: number): DirectSettle | undefined {
+    const settle = this.settles[slot];
+    this.requests[slot] = 0;
+    this.settles[slot] = undefined;
+    this.keeps[slot] = undefined;
+    this.free.push(slot);
+    this.count--;
+    return settle;
+  }
+
+  /** Shutdown: cancel every request in flight (each settles UCS_ERR_CANCELED as progress finishes it). */
+  cancelAll(): void {
+    for (let slot = 0; slot < this.requests.length; slot++) if (this.requests[slot]! !== 0) this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
+  }
+
+  /**
+   * Shutdown, before the worker is destroyed: free what UCX did not finish. Returns their settles,
+   * to be told UCS_ERR_CANCELED only once the worker is gone (their buffers are let go then).
+   */
+  releaseAll(): (() => void)[] {
+    const abandoned: (() => void)[] = [];
+    for (let slot = 0; slot < this.requests.length; slot++) {
+      const request = this.requests[slot]!;
+      if (request === 0) continue;
+      this.u.ucp_request_free(request);
+      const keep = this.keeps[slot];
+      const settle = this.release(slot);
+      abandoned.push(() => {
+        void keep; // held until now
+        settle?.(UCS_ERR_CANCELED, 0);
+      });
+    }
+    this.completedWords = 0;
+    return abandoned;
+  }
+
+  /** The executor is destroyed: UCX calls these callbacks no more. */
+  close(): void {
+    this.recvCallback.close();
+    this.sendCallback.close();
+  }
+}
