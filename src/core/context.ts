@@ -62,7 +62,7 @@ export class Context {
     // UCX says why it refuses a configuration only in its log (a transport that does not
     // exist, a value it cannot parse): the error carries those lines (log-capture.ts).
     const made = captureLog(() => {
-      const defaults = ucxVersionDefaults(this.features.includes("amo32") || this.features.includes("amo64"), options.config ?? {});
+      const defaults = ucxVersionDefaults(options.config ?? {});
       const config = readConfig(options.config ?? {}, defaults);
       try {
         const out = new OutSlots(1);

@@ -10,9 +10,12 @@
  * endpoint's err_mode is PEER (src/ucp/rma/amo_sw.c, src/ucp/proto/proto_single.c; the same in
  * 1.16.0, 1.17.0, 1.18.1 and master of 2026-11). Such an atomic then finds no protocol and is
  * cancelled ("cannot find remote protocol ... amo_fetch", UCS_ERR_CANCELED) or the connection is
- * reset. ucx-ts's endpoints use peer error handling by default, so on UCX >= 1.16 a context
- * that asks for atomics selects protocols v1, as 1.13-1.15 do: atomics work there with error
- * handling (checked against a 1.16.0 built from its tag).
+ * reset. ucx-ts does NOT work around this by selecting protocols v1 (UCX_PROTO_ENABLE=n) for
+ * contexts with atomics, though atomics then work: a v1 receiver fed rendezvous active messages
+ * by a v2 sender (any UCX >= 1.16 peer on its defaults: UCXX, C programs) got messages with their
+ * tails zeroed at fragment boundaries, 5-8 of 15 in the application-thread modes (v1-v1 and v2-v2:
+ * 0 of 15; docs/upstream-reports.md 4). A user whose peers all run ucx-ts can set
+ * UCX_PROTO_ENABLE=n on every side, or use errorHandling "none", to have atomics.
  *
  * UCX 1.16 also added an invalidation of the sender's buffer registration when a rendezvous whose
  * rkey the peer holds fails on a peer-error-handling endpoint (`ucp_request_memh_invalidate`), and
@@ -28,13 +31,12 @@ import { ucx } from "./library.ts";
 import { ucxVersionNumbers } from "./version.ts";
 
 /**
- * `atomics`: the context asks for UCP_FEATURE_AMO32 or AMO64; `overrides`: its `config` option.
+ * `overrides`: the context's `config` option.
  * `version` and `environment` default to the loaded library's version and the C environment UCX
  * reads (getenv, which sees what the shell set and ucx-ts's own defaults; Bun's `process.env` it
  * does not).
  */
 export function ucxVersionDefaults(
-  atomics: boolean,
   overrides: Readonly<Record<string, string | number | boolean>>,
   version: { readonly major: number; readonly minor: number } = ucxVersionNumbers(),
   environment: (name: string) => string | undefined = cEnvironment,
@@ -42,7 +44,6 @@ export function ucxVersionDefaults(
   const chosen = (name: string) => Object.keys(overrides).some((k) => k.replace(/^UCX_/, "") === name) || environment(`UCX_${name}`) !== undefined;
   const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
   const defaults: Record<string, string> = {};
-  if (since116 && atomics && !chosen("PROTO_ENABLE")) defaults.PROTO_ENABLE = "n";
   if (since116 && !registrationCacheOn(overrides, environment) && !chosen("RNDV_SCHEME")) defaults.RNDV_SCHEME = "put_zcopy";
   return defaults;
 }

@@ -67,33 +67,24 @@ test("close is idempotent and a closed context refuses use with UCX_TS_CLOSED", 
   assert.throws(() => ctx.memoryTypes, (e: UcxError) => e.code === "UCX_TS_CLOSED");
 });
 
-test("on UCX 1.16 and later a context with atomics selects protocols v1 unless the user chose (software atomics need it with error handling)", () => {
-  const memEventsOff = (name: string) => (name === "UCX_MEM_EVENTS" ? "yes" : undefined); // isolates PROTO_ENABLE
-  const v = (major: number, minor: number) => ({ major, minor });
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 16), memEventsOff), { PROTO_ENABLE: "n" });
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 18), memEventsOff), { PROTO_ENABLE: "n" });
-  assert.equal(ucxVersionDefaults(true, {}, v(2, 0), memEventsOff), { PROTO_ENABLE: "n" });
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 15), memEventsOff), {}, "1.15 and older default to v1 already");
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 13), memEventsOff), {});
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), memEventsOff), {}, "no atomics: v2 stays");
-  assert.equal(ucxVersionDefaults(true, { PROTO_ENABLE: "y" }, v(1, 16), memEventsOff), {}, "the context's config wins");
-  assert.equal(ucxVersionDefaults(true, { UCX_PROTO_ENABLE: true }, v(1, 16), memEventsOff), {});
-  const protoSet = (name: string) => (name === "UCX_PROTO_ENABLE" ? "y" : memEventsOff(name));
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 16), protoSet), {}, "the environment wins");
+test("no UCX version gets protocols v1 by default (a v1 receiver of a v2 sender's rendezvous AM lost data on 1.16)", () => {
+  const memEventsOn = (name: string) => (name === "UCX_MEM_EVENTS" ? "yes" : undefined); // isolates PROTO_ENABLE
+  for (const [major, minor] of [[1, 13], [1, 15], [1, 16], [1, 18], [2, 0]] as const) {
+    assert.equal(ucxVersionDefaults({}, { major, minor }, memEventsOn), {}, `${major}.${minor}`);
+  }
 });
 
 test("on UCX 1.16 and later, without memory events, rendezvous defaults to put_zcopy (a failed get-rendezvous crashes UCX without a registration cache)", () => {
   const v = (major: number, minor: number) => ({ major, minor });
   const env = (vars: Record<string, string>) => (name: string) => vars[name];
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), { RNDV_SCHEME: "put_zcopy" });
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 18), env({ UCX_MEM_EVENTS: "n" })), { RNDV_SCHEME: "put_zcopy" });
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 13), env({ UCX_MEM_EVENTS: "no" })), {}, "1.13 has no such invalidation");
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), env({ UCX_MEM_EVENTS: "yes" })), {}, "memory events on: the cache exists");
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), env({})), {}, "UCX's own default is on");
-  assert.equal(ucxVersionDefaults(false, { MEM_EVENTS: "yes" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the context's own MEM_EVENTS");
-  assert.equal(ucxVersionDefaults(false, { RNDV_SCHEME: "get_zcopy" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the user's scheme wins");
-  assert.equal(ucxVersionDefaults(false, {}, v(1, 16), env({ UCX_MEM_EVENTS: "no", UCX_RNDV_SCHEME: "auto" })), {});
-  assert.equal(ucxVersionDefaults(true, {}, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), { PROTO_ENABLE: "n", RNDV_SCHEME: "put_zcopy" });
+  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), { RNDV_SCHEME: "put_zcopy" });
+  assert.equal(ucxVersionDefaults({}, v(1, 18), env({ UCX_MEM_EVENTS: "n" })), { RNDV_SCHEME: "put_zcopy" });
+  assert.equal(ucxVersionDefaults({}, v(1, 13), env({ UCX_MEM_EVENTS: "no" })), {}, "1.13 has no such invalidation");
+  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "yes" })), {}, "memory events on: the cache exists");
+  assert.equal(ucxVersionDefaults({}, v(1, 16), env({})), {}, "UCX's own default is on");
+  assert.equal(ucxVersionDefaults({ MEM_EVENTS: "yes" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the context's own MEM_EVENTS");
+  assert.equal(ucxVersionDefaults({ RNDV_SCHEME: "get_zcopy" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the user's scheme wins");
+  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "no", UCX_RNDV_SCHEME: "auto" })), {});
   // The real library and environment: whatever they are, a context is made with them and closed.
   const ctx = new Context({ features: ["tag", "amo64"] });
   ctx.close();
