@@ -5,8 +5,8 @@
  * receive's stack reaches the caller; a refused connection says so in plain words.
  */
 import { suite } from "uvu";
+import { freePort } from "../../src/ucg/launcher.ts";
 import * as assert from "uvu/assert";
-import { createServer } from "node:net";
 import { UcxError } from "../../src/index.ts";
 import { runScript } from "../helpers/spawn.ts";
 import { helloEndpoints, pair, rejection } from "../helpers/workers.ts";
@@ -86,13 +86,10 @@ for (const mode of ["thread", "polling"] as const) {
   });
 
   test("connecting where nothing listens says so, with the UCS status as code", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, "127.0.0.1", () => {
-        const port = (s.address() as { port: number }).port;
-        s.close(() => resolve(port));
-      });
-    });
+    // Below the ephemeral range (freePort): a port listen(0) picked and let go could be taken by the
+    // next listen(0) of a test running beside this one (CI, Bun, 2026-11-27: "reset" instead of
+    // "nothing is listening").
+    const port = await freePort();
     const p = await pair(mode);
     try {
       const e = (await p.run(rejection(p.a.connect({ host: "127.0.0.1", port }))) as UcxError);
