@@ -41,21 +41,23 @@ export function ucxVersionDefaults(
   version: { readonly major: number; readonly minor: number } = ucxVersionNumbers(),
   environment: (name: string) => string | undefined = cEnvironment,
 ): Record<string, string> {
-  const chosen = (name: string) => Object.keys(overrides).some((k) => k.replace(/^UCX_/, "") === name) || environment(`UCX_${name}`) !== undefined;
+  // The user's value of UCX_`name`: the context's own (with or without the prefix), else the environment's.
+  const chosen = (name: string): string | undefined => {
+    const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === name)?.[1];
+    return own !== undefined ? String(own) : environment(`UCX_${name}`);
+  };
   const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
   const defaults: Record<string, string> = {};
-  if (since116 && !registrationCacheOn(overrides, environment) && !chosen("RNDV_SCHEME")) defaults.RNDV_SCHEME = "put_zcopy";
+  if (since116 && !registrationCacheOn(chosen("MEM_EVENTS")) && chosen("RNDV_SCHEME") === undefined) defaults.RNDV_SCHEME = "put_zcopy";
   return defaults;
 }
 
 /**
- * Whether UCP gets its registration cache: only with UCX's memory events, which ucx-ts turns off
- * by default (UCX_MEM_EVENTS=no, library.ts says why), or with the context's own MEM_EVENTS.
+ * Whether UCP gets its registration cache: only with UCX's memory events (UCX's default is on),
+ * which ucx-ts turns off by default (UCX_MEM_EVENTS=no, library.ts says why).
  */
-function registrationCacheOn(overrides: Readonly<Record<string, unknown>>, environment: (name: string) => string | undefined): boolean {
-  const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === "MEM_EVENTS")?.[1];
-  const value = String(own ?? environment("UCX_MEM_EVENTS") ?? "yes").toLowerCase();
-  return !["no", "n", "0", "off", "false"].includes(value);
+function registrationCacheOn(memEvents: string | undefined): boolean {
+  return !["no", "n", "0", "off", "false"].includes((memEvents ?? "yes").toLowerCase());
 }
 
 /**
