@@ -1,19 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createServer } from "node:net";
+import { freePort } from "../../src/ucg/launcher.ts";
 import { Worker, UcxError, type Endpoint } from "../../src/index.ts";
 import { drive, MODES, pattern, samePattern } from "../helpers/workers.ts";
 
-/** A port nobody listens on: bind one, note it, close it. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 for (const mode of MODES) {
   const test = suite(`core/listener (${mode})`);
