@@ -38,6 +38,8 @@ export interface Ucx extends Functions<typeof symbols> {
   readonly backend: Backend;
   /** Which file each library was opened from. */
   readonly libraryPaths: Readonly<Partial<Record<LibraryName, string>>>;
+  /** `ucp_get_version` of the UCX loaded, read once when it is opened. */
+  readonly version: { readonly major: number; readonly minor: number; readonly release: number };
   /** The struct layouts of the UCX loaded (layouts.ts: `layoutsFor` its version). */
   readonly layouts: Readonly<Record<LayoutName, LayoutDef>>;
   addressOf(buffer: BufferSource): Pointer;
@@ -145,6 +147,7 @@ export function openUcx(options: OpenOptions = {}): Ucx {
     ...(functions as unknown as Functions<typeof symbols>),
     backend: b,
     libraryPaths,
+    version: { major: version[0]!, minor: version[1]!, release: version[2]! },
     layouts,
     addressOf: (buffer) => b.addressOf(buffer),
     view: (address, byteLength) => b.view(address, byteLength),
