@@ -8,7 +8,6 @@ import { captureLog, ucxReasons } from "./log-capture.ts";
 import { check, ucx } from "./library.ts";
 import { OutSlots } from "./out-slots.ts";
 import { capturePrint } from "./print-capture.ts";
-import { ucxVersionDefaults } from "./ucx-version-defaults.ts";
 
 export type Feature = "tag" | "rma" | "amo32" | "amo64" | "wakeup" | "stream" | "am";
 
@@ -62,8 +61,7 @@ export class Context {
     // UCX says why it refuses a configuration only in its log (a transport that does not
     // exist, a value it cannot parse): the error carries those lines (log-capture.ts).
     const made = captureLog(() => {
-      const defaults = ucxVersionDefaults(options.config ?? {});
-      const config = readConfig(options.config ?? {}, defaults);
+      const config = readConfig(options.config ?? {});
       try {
         const out = new OutSlots(1);
         check(
@@ -121,19 +119,16 @@ export class Context {
 }
 
 /**
- * A `ucp_config_t *` with the overrides applied, or NULL when there are none. `defaults` (ucx-ts's
- * own, ucx-version-defaults.ts) are applied first and skipped where this UCX does not know the
- * name: a later UCX that drops a setting must not make every context fail.
+ * A `ucp_config_t *` with the overrides applied, or NULL when there are none.
  */
-function readConfig(overrides: Readonly<Record<string, string | number | boolean>>, defaults: Readonly<Record<string, string>> = {}): Pointer {
+function readConfig(overrides: Readonly<Record<string, string | number | boolean>>): Pointer {
   const entries = Object.entries(overrides);
-  if (entries.length === 0 && Object.keys(defaults).length === 0) return 0;
+  if (entries.length === 0) return 0;
   const u = ucx();
   const out = new OutSlots(1);
   check(u.ucp_config_read(null, null, out.address()), "ucp_config_read");
   const config = out.pointer();
   try {
-    for (const [name, text] of Object.entries(defaults)) u.ucp_config_modify(config, name, text);
     for (const [key, value] of entries) {
       const name = key.replace(/^UCX_/, "");
       const text = typeof value === "boolean" ? (value ? "y" : "n") : String(value);

@@ -20,6 +20,7 @@ import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { Submitted } from "./endpoint-host.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
+import type { RequestHandles } from "./engine/request-handles.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
@@ -419,6 +420,11 @@ export class Worker {
   /** @internal Polling and blocking modes: the engine's direct tag calls, when one may go to UCX now. */
   directTags(): DirectTags | undefined {
     return this.#path.directTags();
+  }
+
+  /** @internal Polling and blocking modes: the memory handles mapped for single requests (request-handles.ts). */
+  requestHandles(): RequestHandles | undefined {
+    return this.#path.requestHandles();
   }
 
   /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`); `receive` for receives. */

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Context, UcxError } from "../../src/index.ts";
-import { ucxVersionDefaults } from "../../src/core/ucx-version-defaults.ts";
+import { memoryUnits, requestHandlesFrom } from "../../src/core/ucx-version-gaps.ts";
 
 const test = suite("core/context");
 
@@ -67,24 +67,31 @@ test("close is idempotent and a closed context refuses use with UCX_TS_CLOSED", 
   assert.throws(() => ctx.memoryTypes, (e: UcxError) => e.code === "UCX_TS_CLOSED");
 });
 
-test("no UCX version gets protocols v1 by default (a v1 receiver of a v2 sender's rendezvous AM lost data on 1.16)", () => {
-  const memEventsOn = (name: string) => (name === "UCX_MEM_EVENTS" ? "yes" : undefined); // isolates PROTO_ENABLE
-  for (const [major, minor] of [[1, 13], [1, 15], [1, 16], [1, 18], [2, 0]] as const) {
-    assert.equal(ucxVersionDefaults({}, { major, minor }, memEventsOn), {}, `${major}.${minor}`);
-  }
-});
-
-test("on UCX 1.16 and later, without memory events, rendezvous defaults to put_zcopy (a failed get-rendezvous crashes UCX without a registration cache)", () => {
+test("on UCX 1.16 and later without a registration cache, sends and receives from 4 KiB get their own memory handle (a failed rendezvous crashes UCX otherwise)", () => {
   const v = (major: number, minor: number) => ({ major, minor });
   const env = (vars: Record<string, string>) => (name: string) => vars[name];
-  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), { RNDV_SCHEME: "put_zcopy" });
-  assert.equal(ucxVersionDefaults({}, v(1, 18), env({ UCX_MEM_EVENTS: "n" })), { RNDV_SCHEME: "put_zcopy" });
-  assert.equal(ucxVersionDefaults({}, v(1, 13), env({ UCX_MEM_EVENTS: "no" })), {}, "1.13 has no such invalidation");
-  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "yes" })), {}, "memory events on: the cache exists");
-  assert.equal(ucxVersionDefaults({}, v(1, 16), env({})), {}, "UCX's own default is on");
-  assert.equal(ucxVersionDefaults({ MEM_EVENTS: "yes" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the context's own MEM_EVENTS");
-  assert.equal(ucxVersionDefaults({ RNDV_SCHEME: "get_zcopy" }, v(1, 16), env({ UCX_MEM_EVENTS: "no" })), {}, "the user's scheme wins");
-  assert.equal(ucxVersionDefaults({}, v(1, 16), env({ UCX_MEM_EVENTS: "no", UCX_RNDV_SCHEME: "auto" })), {});
+  const off = env({ UCX_MEM_EVENTS: "no" });
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 16), off), 4096);
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 18), env({ UCX_MEM_EVENTS: "n" })), 4096);
+  assert.equal(requestHandlesFrom({}, undefined, v(2, 0), off), 4096);
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 13), off), Infinity, "1.13 has no such invalidation");
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 15), off), Infinity, "nor has 1.15");
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 16), env({ UCX_MEM_EVENTS: "yes" })), Infinity, "memory events on: the cache exists");
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 16), env({})), Infinity, "UCX's own default is on");
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 16), env({ UCX_RCACHE_ENABLE: "n" })), 4096, "no cache asked for");
+  assert.equal(requestHandlesFrom({ MEM_EVENTS: "yes" }, undefined, v(1, 16), off), Infinity, "the context's own MEM_EVENTS");
+  assert.equal(requestHandlesFrom({ UCX_MEM_EVENTS: "no" }, undefined, v(1, 16), env({})), 4096, "the context's own, with the prefix");
+  assert.equal(requestHandlesFrom({ RNDV_THRESH: "1k" }, undefined, v(1, 16), off), 1024, "a lower rendezvous threshold lowers it");
+  assert.equal(requestHandlesFrom({}, undefined, v(1, 16), env({ UCX_MEM_EVENTS: "no", UCX_RNDV_THRESH: "0" })), 0);
+  assert.equal(requestHandlesFrom({ RNDV_THRESH: "64k" }, undefined, v(1, 16), off), 4096, "a higher one does not raise it");
+  assert.equal(requestHandlesFrom({ RNDV_THRESH: "auto" }, undefined, v(1, 16), off), 4096);
+  assert.equal(requestHandlesFrom({}, "1", v(1, 13), env({})), 4096, "UCX_TS_REQUEST_HANDLES=1: on any UCX");
+  assert.equal(requestHandlesFrom({}, "0", v(1, 16), off), Infinity, "UCX_TS_REQUEST_HANDLES=0: never");
+  assert.equal(memoryUnits("8192"), 8192);
+  assert.equal(memoryUnits("8k"), 8192);
+  assert.equal(memoryUnits("2MB"), 2 << 20);
+  assert.equal(memoryUnits("inf"), undefined);
+  assert.equal(memoryUnits(undefined), undefined);
   // The real library and environment: whatever they are, a context is made with them and closed.
   const ctx = new Context({ features: ["tag", "amo64"] });
   ctx.close();

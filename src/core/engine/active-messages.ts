@@ -45,7 +45,12 @@ interface Fetching {
   request: Pointer;
   readonly buffer: ArrayBuffer;
   readonly slot: AmSlot;
+  /** The memory handle mapped for it (request-handles.ts; 0: none), unmapped when it ends. */
+  readonly memh: Pointer;
 }
+
+/** A fetch's parameters: it reports itself through its callback, with its key as user data. */
+const FETCH_MASK = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
 
 /** Event ids of payloads that answer no request (active messages): 2^31 .. 2^32-1. */
 const EVENT_ID_FIRST = 0x80000000;
@@ -101,7 +106,7 @@ export class ActiveMessages {
       this.fetched.push(key, status);
     });
     this.fetchParam = h.u.struct("ucp_request_param_t");
-    this.fetchParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.fetchParam.set("op_attr_mask", FETCH_MASK);
     this.fetchParam.set("cb", this.fetchCallback.address);
     this.fetchParamAddress = h.u.addressOf(this.fetchParam.bytes);
     this.setAmHandler(0); // UCXX's AM id
@@ -122,9 +127,11 @@ export class ActiveMessages {
     const e = this.h.endpoint(ep);
     if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.h.done(id, e.failed);
+    // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
+    const memh = e.peer ? this.h.handles.map(address, length) : 0;
     // Reports its own end through the send callback where it can (no request checked per round).
-    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.sendParams(id, C.UCP_OP_ATTR_FIELD_FLAGS, flags));
-    if (!this.h.trackSend(id, r, ep)) this.h.done(id, UCS_OK, length);
+    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.sendParams(id, C.UCP_OP_ATTR_FIELD_FLAGS, flags, memh));
+    if (!this.h.trackSend(id, r, ep, memh)) this.h.done(id, UCS_OK, length);
   }
 
   /**
@@ -229,23 +236,32 @@ export class ActiveMessages {
     }
     const byCallback = this.h.callbacks;
     const key = this.nextFetchKey;
+    const address = this.h.u.addressOf(new Uint8Array(buffer));
+    // The fetch's rendezvous may hand this buffer's rkey to the sender (request-handles.ts).
+    const memh = this.h.handles.map(address, m.length);
     let fetch: Fetching | undefined;
     if (byCallback) {
       this.nextFetchKey = key >= 0xffffffff ? 1 : key + 1; // user data is carried as a u32 here
       setUserData(this.fetchParam, key);
       // Known before the call: UCX may complete the transfer, and call back, inside it (a
       // shared-memory get), and still return the request.
-      fetch = { request: 0, buffer, slot: m.slot };
+      fetch = { request: 0, buffer, slot: m.slot, memh };
       this.fetching.set(key, fetch);
+      if (memh) {
+        this.fetchParam.set("memh", memh as number | bigint);
+        this.fetchParam.view.setUint32(0, FETCH_MASK | C.UCP_OP_ATTR_FIELD_MEMH, true);
+      }
     }
-    const param = byCallback ? this.fetchParamAddress : this.h.params(0);
-    const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, this.h.u.addressOf(new Uint8Array(buffer)), m.length, param);
+    const param = byCallback ? this.fetchParamAddress : this.h.params(0, 0, memh);
+    const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, address, m.length, param);
+    if (byCallback && memh) this.fetchParam.view.setUint32(0, FETCH_MASK, true);
     if (r === 0 || ptrIsError(r)) {
       this.fetching.delete(key);
+      this.h.handles.release(memh);
       return this.fetchDone(m.slot, buffer, r === 0 ? UCS_OK : r);
     }
     if (fetch) fetch.request = r;
-    else this.h.queueRequest(m, { request: r, kind: "send", onDone: (status) => this.fetchDone(m.slot, buffer, status) });
+    else this.h.queueRequest(m, { request: r, kind: "send", memh, onDone: (status) => this.fetchDone(m.slot, buffer, status) });
   }
 
   private fetchDone(slot: AmSlot, buffer: ArrayBuffer, status: number): void {
@@ -263,6 +279,7 @@ export class ActiveMessages {
       if (!f) continue;
       this.fetching.delete(q[i]!);
       this.h.u.ucp_request_free(f.request);
+      this.h.handles.release(f.memh);
       this.fetchDone(f.slot, f.buffer, q[i + 1]!);
       n++;
     }
@@ -282,7 +299,11 @@ export class ActiveMessages {
 
   /** Shutdown, before the worker is destroyed: release what UCX did not finish (its buffers are let go with us). */
   releaseFetches(): void {
-    for (const f of this.fetching.values()) if (f.request !== 0) this.h.u.ucp_request_free(f.request);
+    for (const f of this.fetching.values()) {
+      if (f.request === 0) continue;
+      this.h.u.ucp_request_free(f.request);
+      this.h.handles.abandon(f.memh); // unmapped once the worker is gone
+    }
     this.fetching.clear();
   }
 

@@ -67,11 +67,11 @@ export class BatchOperations {
     const batch = new MultiSend(this.parts, id, (bid, status, value) => this.batchDone(bid, status, value));
     this.batches.set(id, batch);
     batch.start(descriptor, count, (owner, address, length, onDone) => {
+      // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
+      const memh = e.peer ? this.h.handles.map(address, length) : 0;
       // No callback: parts are checked, oldest first (request-tracker.ts).
-      const r: Pointer = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, amFlags));
-      if (r === 0) return onDone(UCS_OK, length, 0, 0);
-      if (ptrIsError(r)) return onDone(r, 0, 0, 0);
-      this.tracker.queuePart(owner, { request: r, kind: "send", onDone });
+      const r: Pointer = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, amFlags, memh));
+      this.settleSendPart(owner, r, length, memh, onDone);
     });
   }
 
@@ -115,10 +115,18 @@ export class BatchOperations {
     const e = this.h.endpoint(ep);
     if (!e) return onDone(UCS_ERR_NOT_CONNECTED, 0, 0, 0);
     if (e.failed) return onDone(e.failed, 0, 0, 0);
-    const r: Pointer = this.h.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.h.params(0));
-    if (r === 0) return onDone(UCS_OK, length, 0, 0);
-    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
-    this.tracker.queuePart(owner, { request: r, kind: "send", onDone });
+    const memh = e.peer ? this.h.handles.map(address, length) : 0; // as amMultiSend's
+    const r: Pointer = this.h.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.h.params(0, 0, memh));
+    this.settleSendPart(owner, r, length, memh, onDone);
+  }
+
+  /** A send part's result: done in place, failed, or queued for checking; its own handle goes with it. */
+  private settleSendPart(owner: object, r: Pointer, length: number, memh: Pointer, onDone: PartDone): void {
+    if (r === 0 || ptrIsError(r)) {
+      this.h.handles.release(memh);
+      return r === 0 ? onDone(UCS_OK, length, 0, 0) : onDone(r, 0, 0, 0);
+    }
+    this.tracker.queuePart(owner, { request: r, kind: "send", memh, onDone });
   }
 
   private recvPart(
@@ -133,9 +141,14 @@ export class BatchOperations {
     ifQueued: boolean,
   ): void {
     if (ifQueued && !this.tags.queued(tagLo, tagHi, maskLo, maskHi)) return onDone(UCS_ERR_NO_MESSAGE, 0, 0, 0);
-    const r = this.tags.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi);
-    if (ptrIsError(r)) return onDone(r, 0, 0, 0);
-    const part: OwnedRequest = { request: r, kind: "tagRecv", onDone };
+    // A receive's rendezvous may hand its buffer's rkey to the sender (request-handles.ts).
+    const memh = this.h.handles.map(address, length);
+    const r = this.tags.postTagRecv(address, length, tagLo, tagHi, maskLo, maskHi, memh);
+    if (ptrIsError(r)) {
+      this.h.handles.release(memh);
+      return onDone(r, 0, 0, 0);
+    }
+    const part: OwnedRequest = { request: r, kind: "tagRecv", memh, onDone };
     // Already matched (an unexpected message was waiting) and the queue is empty: finish now
     // (one status check, not two: each is an FFI call).
     if (this.tracker.partsIdle(owner)) {

@@ -21,6 +21,7 @@ import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, typ
 import { u64At } from "./fast-requests.ts";
 import type { EndpointState } from "./op-host.ts";
 import { tagArgument } from "./records.ts";
+import type { RequestHandles } from "./request-handles.ts";
 import { setUserData } from "./tag-operations.ts";
 
 const UCS_OK = 0;
@@ -36,6 +37,8 @@ export type DirectSettle = (status: number, length: number) => void;
  */
 const SLOTS = 2 ** 20;
 const DIRECT_BASE = 2 ** 31;
+const SEND_MASK = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
+const RECV_MASK = C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | SEND_MASK;
 /** Sends are told from receives by their slot's kind. */
 const RECV = 1;
 const SEND = 2;
@@ -58,6 +61,8 @@ export class DirectTags {
   private readonly ids: number[] = [];
   private readonly settles: (DirectSettle | undefined)[] = [];
   private readonly keeps: unknown[] = [];
+  /** The memory handle mapped for the slot's request (0: none). */
+  private readonly memhs: Pointer[] = [];
   private readonly free: number[] = [];
   private sequence = 0;
   /** Requests in flight (held in slots). */
@@ -73,17 +78,19 @@ export class DirectTags {
     private readonly u: Ucx,
     private readonly worker: Pointer,
     private readonly endpoint: (id: number) => EndpointState | undefined,
+    /** Memory handles for requests that may go by rendezvous, where this UCX needs them (request-handles.ts). */
+    private readonly handles: RequestHandles,
   ) {
     // Both fire inside ucp_worker_progress or ucp_request_cancel (a receive's also inside its
     // posting call, a message already there): they only queue; `finish` does the rest.
     this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, slot: number) => this.queue(slot, status));
     this.sendCallback = u.callback(callbackTypes.ucp_send_nbx_callback_t, (_request: number, status: number, slot: number) => this.queue(slot, status));
     this.recvParam = u.struct("ucp_request_param_t");
-    this.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.recvParam.set("op_attr_mask", RECV_MASK);
     this.recvParam.set("cb", this.recvCallback.address);
     this.recvParamAddress = u.addressOf(this.recvParam.bytes);
     this.sendParam = u.struct("ucp_request_param_t");
-    this.sendParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
+    this.sendParam.set("op_attr_mask", SEND_MASK);
     this.sendParam.set("cb", this.sendCallback.address);
     this.sendParamAddress = u.addressOf(this.sendParam.bytes);
     const info = u.struct("ucp_tag_recv_info_t");
@@ -105,10 +112,16 @@ export class DirectTags {
     const slot = this.nextSlot();
     setUserData(this.sendParam, slot);
     this.posted.sends++;
+    // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
+    const memh = e.peer ? this.handles.map(address, length) : 0;
+    if (memh) withMemh(this.sendParam, SEND_MASK, memh);
     const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
-    if (r === 0) return UCS_OK;
-    if (ptrIsError(r)) return r;
-    return this.hold(slot, r, SEND, keep, undefined);
+    if (memh) this.sendParam.view.setUint32(0, SEND_MASK, true);
+    if (r === 0 || ptrIsError(r)) {
+      this.handles.release(memh);
+      return r === 0 ? UCS_OK : r;
+    }
+    return this.hold(slot, r, SEND, keep, undefined, memh);
   }
 
   /** The settle of send `id` that `send` left in flight (made only for those: most finish in place). */
@@ -126,9 +139,16 @@ export class DirectTags {
     const slot = this.nextSlot();
     setUserData(this.recvParam, slot);
     this.posted.receives++;
+    // A receive's rendezvous may hand its buffer's rkey to the sender (request-handles.ts).
+    const memh = this.handles.map(address, length);
+    if (memh) withMemh(this.recvParam, RECV_MASK, memh);
     const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), -1, this.recvParamAddress);
-    if (ptrIsError(r)) return r;
-    return this.hold(slot, r, RECV, keep, settle);
+    if (memh) this.recvParam.view.setUint32(0, RECV_MASK, true);
+    if (ptrIsError(r)) {
+      this.handles.release(memh);
+      return r;
+    }
+    return this.hold(slot, r, RECV, keep, settle, memh);
   }
 
   /** Is `id` one of ours (a request id `send` or `recv` returned)? */
@@ -148,7 +168,7 @@ export class DirectTags {
     return free.length > 0 ? free[free.length - 1]! : this.requests.length;
   }
 
-  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined): number {
+  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer): number {
     if (slot === this.requests.length) {
       if (slot >= SLOTS) throw new RangeError("too many direct tag requests in flight");
       this.requests.push(0);
@@ -156,6 +176,7 @@ export class DirectTags {
       this.ids.push(0);
       this.settles.push(undefined);
       this.keeps.push(undefined);
+      this.memhs.push(0);
     } else this.free.pop();
     // Ids stay below 2^52 (exact Numbers).
     this.sequence = (this.sequence % 0x7fffffff) + 1;
@@ -165,6 +186,7 @@ export class DirectTags {
     this.ids[slot] = id;
     this.settles[slot] = settle;
     this.keeps[slot] = keep;
+    this.memhs[slot] = memh;
     this.count++;
     return id;
   }
@@ -194,6 +216,7 @@ export class DirectTags {
           length = u64At(this.info, 2);
         }
         this.u.ucp_request_free(request);
+        this.handles.release(this.memhs[slot]);
         const settle = this.release(slot);
         n++;
         settle?.(q[i + 1]!, length);
@@ -210,6 +233,7 @@ export class DirectTags {
     this.requests[slot] = 0;
     this.settles[slot] = undefined;
     this.keeps[slot] = undefined;
+    this.memhs[slot] = 0;
     this.free.push(slot);
     this.count--;
     return settle;
@@ -230,6 +254,7 @@ export class DirectTags {
       const request = this.requests[slot]!;
       if (request === 0) continue;
       this.u.ucp_request_free(request);
+      this.handles.abandon(this.memhs[slot]); // unmapped once the worker is gone
       const keep = this.keeps[slot];
       const settle = this.release(slot);
       abandoned.push(() => {
@@ -246,4 +271,10 @@ export class DirectTags {
     this.recvCallback.close();
     this.sendCallback.close();
   }
+}
+
+/** `param` with memory handle `memh` and `mask` | UCP_OP_ATTR_FIELD_MEMH (the caller puts `mask` back after its call). */
+function withMemh(param: ReturnType<Ucx["struct"]>, mask: number, memh: Pointer): void {
+  param.set("memh", memh as number | bigint);
+  param.view.setUint32(0, mask | C.UCP_OP_ATTR_FIELD_MEMH, true);
 }

@@ -13,6 +13,7 @@
  *   (`hybrid-engine.ts`).
  */
 import type { DirectTags } from "./direct-tags.ts";
+import type { RequestHandles } from "./request-handles.ts";
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
@@ -134,6 +135,8 @@ export interface Engine {
    */
   readonly direct?: DirectTags;
   directOpen?(): boolean;
+  /** The executor's memory handles for single requests (request-handles.ts), where it runs on this thread. */
+  readonly requestHandles?: RequestHandles;
 }
 
 export interface EngineOptions {
@@ -169,6 +172,11 @@ export interface EngineOptions {
   readonly takeover?: boolean;
   /** Polling and blocking modes: offer the direct tag path (direct-tags.ts); default true. */
   readonly directTags?: boolean;
+  /**
+   * The smallest send or receive given a memory handle of its own (request-handles.ts: UCX >=
+   * 1.16 without a registration cache); absent or Infinity: none is.
+   */
+  readonly requestHandlesFrom?: number;
   /** Thread mode with takeover: the shared state's memory, made by the engine for its thread. */
   readonly takeoverState?: SharedArrayBuffer;
 }

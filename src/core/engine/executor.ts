@@ -20,6 +20,7 @@ import { OutSlots } from "../out-slots.ts";
 import { ActiveMessages } from "./active-messages.ts";
 import { BatchOperations } from "./batch-operations.ts";
 import { DirectTags } from "./direct-tags.ts";
+import { RequestHandles } from "./request-handles.ts";
 import { EndpointOperations } from "./endpoint-operations.ts";
 import { FastRequests, type FastReport } from "./fast-requests.ts";
 import { InlineStaging } from "./inline-staging.ts";
@@ -72,6 +73,8 @@ export interface ExecutorOptions {
    * and receives straight from the caller (direct-tags.ts, `Executor.direct`).
    */
   readonly direct?: boolean;
+  /** The smallest send or receive given a memory handle of its own (request-handles.ts); default none. */
+  readonly requestHandlesFrom?: number;
 }
 
 export class Executor {
@@ -91,6 +94,8 @@ export class Executor {
   private readonly operations: OperationHandler[];
   /** Tag sends and receives posted without a record (ExecutorOptions.direct). */
   readonly direct: DirectTags | undefined;
+  /** Memory handles mapped for single requests (ExecutorOptions.requestHandlesFrom). */
+  readonly handles: RequestHandles;
 
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
@@ -135,6 +140,7 @@ export class Executor {
     }
 
     const staging = new InlineStaging((b) => u.addressOf(b));
+    this.handles = new RequestHandles(u, this.context.handle, this.out, options.requestHandlesFrom ?? Infinity);
     if (options.takeoverState) {
       this.takeover = new TakeoverState(options.takeoverState);
       this.fast = new FastRequests(u, this.takeover);
@@ -144,6 +150,7 @@ export class Executor {
       worker: this.worker,
       contextHandle: this.context.handle,
       out: this.out,
+      handles: this.handles,
       param: this.param,
       endpoint: (id) => this.endpoints.endpoints.get(id),
       endpointIdOf: (handle) => this.endpoints.byHandle.get(handle) ?? 0,
@@ -153,17 +160,23 @@ export class Executor {
       track: (id, result, endpoint) => this.tracker.track(id, result, "send", endpoint),
       // With takeover a callback could fire on the application thread: checked instead.
       callbacks: !this.fast,
-      sendParams: (id, mask, flags) => {
-        if (this.fast) return this.params(mask, flags);
+      sendParams: (id, mask, flags, memh) => {
+        if (this.fast) return this.params(mask, flags, memh);
         setUserData(this.param, id); // the shared parameters' cb is TagOperations' send callback
-        return this.params(mask | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA, flags);
+        return this.params(mask | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA, flags, memh);
       },
-      trackSend: (id, result, endpoint) => {
+      trackSend: (id, result, endpoint, memh) => {
+        if (memh && result !== 0 && !ptrIsError(result)) {
+          // Its handle is unmapped by this thread when it ends: never in takeover's shared table.
+          this.tracker.addInflight(id, { request: result, kind: "send", endpoint, memh }, !!this.fast);
+          return true;
+        }
+        this.handles.release(memh); // UCX is done with it already (or never took it)
         if (this.fast || result === 0 || ptrIsError(result)) return this.tracker.track(id, result, "send", endpoint);
         this.tracker.addInflight(id, { request: result, kind: "send", endpoint }, false);
         return true;
       },
-      params: (mask, flags) => this.params(mask, flags),
+      params: (mask, flags, memh) => this.params(mask, flags, memh),
       copyOut: (id, bytes, address, capacity) => this.copyOut(id, bytes.length > 0 ? this.u.addressOf(bytes) : 0, bytes.length, address, capacity),
       copyOutNative: (id, source, length, address, capacity) => this.copyOut(id, source, length, address, capacity),
       queueRequest: (owner, r) => this.tracker.queuePart(owner, r),
@@ -174,12 +187,12 @@ export class Executor {
         this.needToken();
       },
     };
-    this.tracker = new RequestTracker(u, this.out, staging, this.fast, host, (ep) => this.endpoints.endpoints.delete(ep));
+    this.tracker = new RequestTracker(u, this.out, staging, this.fast, host, (ep) => this.endpoints.endpoints.delete(ep), this.handles);
     this.rma = new RemoteMemory(host);
     this.listeners = new ListenerOperations(host);
     this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.destroyRkeysOf(ep), () => this.needToken());
     this.tags = new TagOperations(host, this.tracker, staging, this.fast);
-    if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id));
+    if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id), this.handles);
     // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
     // go without a memory handle (sendSource finds none).
     const pool = options.bouncePool;
@@ -323,8 +336,13 @@ export class Executor {
     return events + this.endpoints.reportErrors();
   }
 
-  private params(mask: number, flags = 0): Pointer {
+  /** The shared parameters with these op_attr_mask and flags, and a memory handle when `memh` is one. */
+  private params(mask: number, flags = 0, memh?: Pointer): Pointer {
     const p = this.param;
+    if (memh) {
+      p.set("memh", memh as number | bigint);
+      mask |= C.UCP_OP_ATTR_FIELD_MEMH;
+    }
     p.view.setUint32(0, mask, true); // op_attr_mask
     p.view.setUint32(4, flags, true); // flags
     return this.paramAddress;
@@ -442,6 +460,7 @@ export class Executor {
     u.ucp_worker_destroy(this.worker);
     for (const id of abandoned) this.emitRequest(id, UCS_ERR_CANCELED, 0, 0, 0);
     for (const settle of abandonedDirect) settle();
+    this.handles.releaseAbandoned();
     this.rma.unmapAll();
     this.context.close();
     this.listeners.closeCallback();

@@ -6,6 +6,7 @@
 import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission } from "./engine.ts";
 import { CompletionWriter } from "./completion-writer.ts";
 import type { DirectTags } from "./direct-tags.ts";
+import type { RequestHandles } from "./request-handles.ts";
 import { Executor, type CompletionSink } from "./executor.ts";
 import type { Payload } from "./payload.ts";
 import { COMPLETION_BYTES, SUBMISSION_BYTES, type Completion } from "./records.ts";
@@ -57,6 +58,10 @@ export class InlineEngine implements Engine, CompletionSink {
   /** Tag sends and receives straight to UCX (direct-tags.ts): the executor runs on this thread. */
   get direct(): DirectTags | undefined {
     return this.executor.direct;
+  }
+
+  get requestHandles(): RequestHandles {
+    return this.executor.handles;
   }
 
   /**

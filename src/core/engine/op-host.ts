@@ -10,6 +10,7 @@ import type { OutSlots } from "../out-slots.ts";
 import type { Completion } from "./records.ts";
 import type { PartDone } from "./part-batch.ts";
 import type { Payload } from "./payload.ts";
+import type { RequestHandles } from "./request-handles.ts";
 
 export interface EndpointState {
   handle: Pointer;
@@ -27,6 +28,8 @@ export interface OwnedRequest {
   readonly request: Pointer;
   readonly kind: "send" | "tagRecv";
   readonly onDone: PartDone;
+  /** The memory handle mapped for this request (request-handles.ts), unmapped when it ends. */
+  readonly memh?: Pointer;
 }
 
 export interface OpHost {
@@ -34,6 +37,8 @@ export interface OpHost {
   readonly worker: Pointer;
   readonly contextHandle: Pointer;
   readonly out: OutSlots;
+  /** Memory handles for single requests, where this UCX needs them (request-handles.ts). */
+  readonly handles: RequestHandles;
   /** The shared ucp_request_param_t (for fields beyond op_attr_mask and flags). */
   readonly param: ReturnType<Ucx["struct"]>;
   endpoint(id: number): EndpointState | undefined;
@@ -56,11 +61,14 @@ export interface OpHost {
    * ucp_request_param_t for a send of request `id` with these op_attr_mask and flags, plus the
    * send callback and `id` as user data when `callbacks` (the send reports itself).
    */
-  sendParams(id: number, mask: number, flags?: number): Pointer;
-  /** As `track`, for a send posted with `sendParams`: not checked each round when it reports itself. */
-  trackSend(id: number, result: Pointer, endpoint: number): boolean;
-  /** ucp_request_param_t with these op_attr_mask and flags. */
-  params(mask: number, flags?: number): Pointer;
+  sendParams(id: number, mask: number, flags?: number, memh?: Pointer): Pointer;
+  /**
+   * As `track`, for a send posted with `sendParams`: not checked each round when it reports
+   * itself. `memh` (from `handles`) is unmapped when the send ends.
+   */
+  trackSend(id: number, result: Pointer, endpoint: number, memh?: Pointer): boolean;
+  /** ucp_request_param_t with these op_attr_mask and flags, and memory handle `memh` when it is one. */
+  params(mask: number, flags?: number, memh?: Pointer): Pointer;
   /** Copy bytes out to the application's (address, capacity), or ask for a bigger buffer. */
   copyOut(id: number, bytes: Uint8Array, address: number, capacity: number): void;
   /** The same for `length` bytes of C memory at `source` (UCX's): one memcpy, no view over it. */

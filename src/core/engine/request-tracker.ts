@@ -13,6 +13,7 @@ import { u64At, type FastRequests } from "./fast-requests.ts";
 import type { InlineStaging } from "./inline-staging.ts";
 import type { OwnedRequest } from "./op-host.ts";
 import { IdMap } from "./id-map.ts";
+import type { RequestHandles } from "./request-handles.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -28,6 +29,8 @@ export interface Inflight {
   readonly closes?: number;
   /** For inline sends: the staging chunk to free once UCX is done. */
   readonly staging?: number;
+  /** The memory handle mapped for this request (request-handles.ts): unmapped once UCX is done. */
+  readonly memh?: Pointer;
 }
 
 /**
@@ -82,6 +85,7 @@ export class RequestTracker {
     private readonly report: RequestReporter,
     /** A close ended (or failed to start): the endpoint it closed is gone. */
     private readonly forgetEndpoint: (endpoint: number) => void,
+    private readonly handles: RequestHandles,
   ) {
     this.recvInfo = u.struct("ucp_tag_recv_info_t");
     this.recvInfoAddress = u.addressOf(this.recvInfo.bytes);
@@ -94,19 +98,23 @@ export class RequestTracker {
   }
 
   /** Handle the `ucs_status_ptr_t` of a non-blocking call: done now, failed now, or in flight. */
-  track(id: number, result: Pointer, kind: InflightKind, endpoint: number, closes?: number): boolean {
+  /** `memh`: the request's own memory handle (request-handles.ts), unmapped when it ends. */
+  track(id: number, result: Pointer, kind: InflightKind, endpoint: number, closes?: number, memh?: Pointer): boolean {
+    if (result === 0 || ptrIsError(result)) this.handles.release(memh); // UCX is done with it already
     if (result === 0) return false; // completed in place
     if (ptrIsError(result)) {
       if (closes !== undefined) this.forgetEndpoint(closes);
       this.report.done(id, result);
       return true;
     }
-    if (this.fast && (kind === "tagRecv" || kind === "streamRecv")) {
+    // A request with a handle stays here (this thread unmaps it), never in takeover's shared table.
+    if (this.fast && !memh && (kind === "tagRecv" || kind === "streamRecv")) {
       if (this.fast.add(result, id, kind === "tagRecv" ? FastKind.TagRecv : FastKind.StreamRecv, endpoint)) return true;
       this.addInflight(id, { request: result, kind, endpoint }, true); // the table is full: polled here
       return true;
     }
-    this.addInflight(id, { request: result, kind, endpoint, closes }, kind !== "tagRecv"); // a tag receive reports itself
+    // A tag receive reports itself through its callback, except with takeover (none then).
+    this.addInflight(id, { request: result, kind, endpoint, closes, memh }, kind !== "tagRecv" || this.fast !== undefined);
     return true;
   }
 
@@ -172,6 +180,7 @@ export class RequestTracker {
     if (this.polled.size > 0) this.polled.delete(id);
     if (r.staging !== undefined) this.staging.release(r.staging);
     this.finish(id, r, status);
+    if (r.memh) this.handles.release(r.memh);
   }
 
   private finish(id: number, r: Inflight, status: number): void {
@@ -234,6 +243,7 @@ export class RequestTracker {
       hi = this.recvInfoWords[1]!;
     }
     u.ucp_request_free(part.request);
+    if (part.memh) this.handles.release(part.memh);
     part.onDone(status, length, lo, hi);
   }
 
@@ -259,13 +269,24 @@ export class RequestTracker {
     if (q) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_cancel(worker, q.parts[i]!.request);
   }
 
-  /** Release (ucp_request_free) every request and batch part still in flight, and forget them. */
+  /**
+   * Release (ucp_request_free) every request and batch part still in flight, and forget them;
+   * their memory handles wait for the worker's end (RequestHandles.abandon).
+   */
   releaseAll(): void {
-    for (const r of this.inflight.values()) this.u.ucp_request_free(r.request);
+    for (const r of this.inflight.values()) {
+      this.u.ucp_request_free(r.request);
+      this.handles.abandon(r.memh);
+    }
     this.inflight.clear();
     this.polled.clear();
     this.completedWords = 0;
-    for (const q of this.partQueues.values()) for (let i = q.next; i < q.parts.length; i++) this.u.ucp_request_free(q.parts[i]!.request);
+    for (const q of this.partQueues.values()) {
+      for (let i = q.next; i < q.parts.length; i++) {
+        this.u.ucp_request_free(q.parts[i]!.request);
+        this.handles.abandon(q.parts[i]!.memh);
+      }
+    }
     this.partQueues.clear();
   }
 }

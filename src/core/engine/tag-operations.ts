@@ -26,9 +26,13 @@ export class TagOperations {
   /** Request parameters of every tag receive: NO_IMM_CMPL, the callback, the id as user data. */
   private readonly recvParam: ReturnType<Ucx["struct"]>;
   private readonly recvParamAddress: Pointer;
-  /** Where sendSource leaves a send's address and staging chunk (fields: nothing allocated per send). */
+  /** The same with a memory handle (request-handles.ts), made when first needed, and its address. */
+  private recvMemhParam: ReturnType<Ucx["struct"]> | undefined;
+  private recvMemhParamAddress: Pointer = 0;
+  /** Where sendSource leaves a send's address, staging chunk and own memory handle (fields: nothing allocated per send). */
   private sourceAddress = 0;
   private sourceStaging: number | undefined;
+  private sourceMemh: Pointer = 0;
 
   constructor(
     private readonly h: OpHost,
@@ -48,9 +52,7 @@ export class TagOperations {
       tracker.queueCompleted(userData, status);
     });
     h.param.set("cb", this.sendCallback.address); // used only with UCP_OP_ATTR_FIELD_CALLBACK (sends)
-    this.recvParam = u.struct("ucp_request_param_t");
-    this.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA);
-    this.recvParam.set("cb", this.recvCallback.address);
+    this.recvParam = this.makeRecvParam();
     this.recvParamAddress = u.addressOf(this.recvParam.bytes);
   }
 
@@ -58,12 +60,15 @@ export class TagOperations {
    * A send's bytes as its protocol delivered them (proto/protocols.ts): inline in the record
    * (staged here, since the slot is reused), in the bounce pool (sent with the pool's memory
    * handle), or the caller's buffer by address. Returns the request parameters to send with and
-   * leaves the address in `sourceAddress` and the staging chunk (or undefined) in `sourceStaging`.
+   * leaves the address in `sourceAddress`, the staging chunk (or undefined) in `sourceStaging`
+   * and, for a buffer by address that may go by rendezvous on a peer-error-handling endpoint
+   * (`rendezvous`), the handle mapped for it (request-handles.ts) in `sourceMemh`.
    */
-  private sendSource(ring: Ring, w: number, id: number, address: number, length: number): Pointer {
+  private sendSource(ring: Ring, w: number, id: number, address: number, length: number, rendezvous: boolean): Pointer {
     const flags = ring.u32[w + SUB.flags]!;
     this.sourceAddress = address;
     this.sourceStaging = undefined;
+    this.sourceMemh = 0;
     // Completion by callback (sendCallback, set once in the shared parameters), with the id;
     // with takeover, by checking (no callback may fire on the other thread).
     setUserData(this.h.param, id);
@@ -75,25 +80,29 @@ export class TagOperations {
       this.sourceStaging = chunk;
       return this.h.params(byCallback);
     }
-    const memh = flags & SEND_FLAG_MEMH ? this.h.memh(ring.f64[(w >> 1) + SUB.handle]!) : 0;
-    if (memh === 0) return this.h.params(byCallback); // a registration that failed: send without a handle
-    this.h.param.set("memh", memh as number | bigint);
-    return this.h.params(byCallback | C.UCP_OP_ATTR_FIELD_MEMH);
+    if (flags & SEND_FLAG_MEMH) {
+      // A registration that failed: send without a handle.
+      return this.h.params(byCallback, 0, this.h.memh(ring.f64[(w >> 1) + SUB.handle]!));
+    }
+    if (rendezvous) this.sourceMemh = this.h.handles.map(address, length);
+    return this.h.params(byCallback, 0, this.sourceMemh);
   }
 
   /**
    * Track a send (its callback reports it: not polled), or report it done at once; frees its
-   * staging chunk when UCX no longer needs it.
+   * staging chunk and unmaps its own handle when UCX no longer needs them.
    */
-  private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined): void {
+  private trackSend(id: number, ep: number, result: Pointer, length: number, staging: number | undefined, memh: Pointer = 0): void {
     if (result !== 0 && !ptrIsError(result)) {
-      // Takeover: in the shared table, unless its bytes are staged here (only this thread frees them).
-      if (this.fast && (staging !== undefined || !this.fast.add(result, id, FastKind.Send, ep))) {
-        this.tracker.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, true);
-      } else if (!this.fast) this.tracker.addInflight(id, { request: result, kind: "send", endpoint: ep, staging }, false);
+      // Takeover: in the shared table, unless its bytes are staged here or it has its own
+      // handle (only this thread frees them).
+      if (this.fast && (staging !== undefined || memh !== 0 || !this.fast.add(result, id, FastKind.Send, ep))) {
+        this.tracker.addInflight(id, { request: result, kind: "send", endpoint: ep, staging, memh }, true);
+      } else if (!this.fast) this.tracker.addInflight(id, { request: result, kind: "send", endpoint: ep, staging, memh }, false);
       return;
     }
     if (staging !== undefined) this.staging.release(staging);
+    this.h.handles.release(memh);
     if (result === 0) this.h.done(id, UCS_OK, length);
     else this.h.done(id, result);
   }
@@ -102,9 +111,10 @@ export class TagOperations {
     const e = this.h.endpoint(ep);
     if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.h.done(id, e.failed);
-    const param = this.sendSource(ring, w, id, address, length);
+    // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
+    const param = this.sendSource(ring, w, id, address, length, e.peer);
     const r = this.h.u.ucp_tag_send_nbx(e.handle, this.sourceAddress, length, tagArgument(tagLo, tagHi), param);
-    this.trackSend(id, ep, r, length, this.sourceStaging);
+    this.trackSend(id, ep, r, length, this.sourceStaging, this.sourceMemh);
   }
 
   /**
@@ -125,15 +135,18 @@ export class TagOperations {
     this.trackSend(id, ep, r, length, chunk);
   }
 
-  /** ucp_tag_recv_nbx, always with a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL: see tagRecv). */
-  postTagRecv(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): Pointer {
+  /**
+   * ucp_tag_recv_nbx, always with a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL: see tagRecv), with
+   * memory handle `memh` when it is one.
+   */
+  postTagRecv(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number, memh: Pointer = 0): Pointer {
     return this.h.u.ucp_tag_recv_nbx(
       this.h.worker,
       address,
       length,
       tagArgument(tagLo, tagHi),
       tagArgument(maskLo, maskHi),
-      this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL),
+      this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL, 0, memh),
     );
   }
 
@@ -143,10 +156,32 @@ export class TagOperations {
     // ucp_tag_recv_request_test reads when it is finished. Its callback queues it when it
     // completes, possibly inside this very call (a message already there); progress() finishes it.
     setUserData(this.recvParam, id);
+    // A receive's rendezvous may hand its buffer's rkey to the sender (protocols v2's RTR): it
+    // may need a handle of its own as a send does (request-handles.ts).
+    const memh = this.h.handles.map(address, length);
     // Takeover: no callback (checked instead, by whichever thread holds the token).
-    const param = this.fast ? this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL) : this.recvParamAddress;
+    const param = this.fast ? this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL, 0, memh) : memh ? this.recvParamWith(id, memh) : this.recvParamAddress;
     const r = this.h.u.ucp_tag_recv_nbx(this.h.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), param);
-    if (!this.tracker.track(id, r, "tagRecv", 0)) return this.h.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
+    if (!this.tracker.track(id, r, "tagRecv", 0, undefined, memh)) return this.h.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
+  }
+
+  /** The receives' parameters with request `id` and memory handle `memh` (request-handles.ts). */
+  private recvParamWith(id: number, memh: Pointer): Pointer {
+    if (!this.recvMemhParam) {
+      this.recvMemhParam = this.makeRecvParam(C.UCP_OP_ATTR_FIELD_MEMH);
+      this.recvMemhParamAddress = this.h.u.addressOf(this.recvMemhParam.bytes);
+    }
+    setUserData(this.recvMemhParam, id);
+    this.recvMemhParam.set("memh", memh as number | bigint);
+    return this.recvMemhParamAddress;
+  }
+
+  /** Parameters of a tag receive: NO_IMM_CMPL, the callback, the id as user data, and `more`. */
+  private makeRecvParam(more = 0): ReturnType<Ucx["struct"]> {
+    const p = this.h.u.struct("ucp_request_param_t");
+    p.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA | more);
+    p.set("cb", this.recvCallback.address);
+    return p;
   }
 
   /** A receive on a failed endpoint past its drain: posted only if UCX holds a match (see queued). */
@@ -176,7 +211,7 @@ export class TagOperations {
     const e = this.h.endpoint(ep);
     if (!e) return this.h.done(id, UCS_ERR_NOT_CONNECTED);
     if (e.failed) return this.h.done(id, e.failed);
-    const param = this.sendSource(ring, w, id, address, length);
+    const param = this.sendSource(ring, w, id, address, length, false); // streams have no rendezvous
     this.trackSend(id, ep, this.h.u.ucp_stream_send_nbx(e.handle, this.sourceAddress, length, param), length, this.sourceStaging);
   }
 

@@ -50,6 +50,11 @@ export class TakeoverDriver {
     private readonly worker: number,
     private readonly submissions: Ring,
     completionSlots: number,
+    /**
+     * Sends and receives from this size need a memory handle of their own (request-handles.ts),
+     * which only the progress thread maps and unmaps: they are left to it.
+     */
+    private readonly requestHandlesFrom = Infinity,
   ) {
     this.completions = Ring.create(completionSlots, COMPLETION_BYTES, false);
     this.writer = new CompletionWriter(this.completions);
@@ -107,7 +112,7 @@ export class TakeoverDriver {
       case Op.StreamSend:
         return this.send(op, w, id, target, address, length);
       case Op.TagRecv: {
-        if (this.state.count >= this.state.capacity) return false;
+        if (this.state.count >= this.state.capacity || length >= this.requestHandlesFrom) return false;
         const r = this.u.ucp_tag_recv_nbx(
           this.worker,
           address,
@@ -169,7 +174,8 @@ export class TakeoverDriver {
       if (memh === 0) return false;
       this.param.set("memh", memh);
       param = this.params(C.UCP_OP_ATTR_FIELD_MEMH);
-    } else param = this.params(0);
+    } else if (op === Op.TagSend && length >= this.requestHandlesFrom) return false;
+    else param = this.params(0);
     const r =
       op === Op.TagSend
         ? this.u.ucp_tag_send_nbx(ep, source, length, tagArgument(this.submissions.u32[w + SUB.tagLo]!, this.submissions.u32[w + SUB.tagHi]!), param)

@@ -138,7 +138,7 @@ export class ThreadedEngine implements Engine {
     });
     channel?.port1.unref?.();
     payloads.port1.unref?.();
-    const driver = takeover ? new TakeoverDriver(ucx(), takeover, workerHandle, submissions, options.ringSize * 2) : undefined;
+    const driver = takeover ? new TakeoverDriver(ucx(), takeover, workerHandle, submissions, options.ringSize * 2, options.requestHandlesFrom) : undefined;
     return new ThreadedEngine(thread, submissions, completions, workerHandle, options, onCompletion, channel?.port1, payloads.port1, takeover, driver);
   }
 

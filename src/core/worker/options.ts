@@ -12,6 +12,7 @@ import { invalidArgument } from "../errors.ts";
 import type { ConnectProtocol } from "../listener.ts";
 import type { ProtocolOptions } from "../proto/config.ts";
 import type { MultiLimits } from "../receive-options.ts";
+import { requestHandlesFrom } from "../ucx-version-gaps.ts";
 
 export interface WorkerOptions {
   /**
@@ -132,6 +133,8 @@ export function engineOptionsFrom(options: WorkerOptions, mode: ProgressMode): E
     takeover: options.takeover ?? getEnv("UCX_TS_TAKEOVER") !== "0",
     // UCX_TS_DIRECT_TAGS=0 sends every tag operation through the ring (A/B against the direct path).
     directTags: getEnv("UCX_TS_DIRECT_TAGS") !== "0",
+    // UCX_TS_REQUEST_HANDLES=1 gives them on any UCX (tests), 0 on none.
+    requestHandlesFrom: requestHandlesFrom(options.config ?? {}, getEnv("UCX_TS_REQUEST_HANDLES")),
   };
   if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
   checkBoolean("takeover", options.takeover);

@@ -9,6 +9,7 @@ import { abortError } from "../abort.ts";
 import type { Engine, Submission } from "../engine/engine.ts";
 import { submission } from "../engine/engine.ts";
 import { DirectTags } from "../engine/direct-tags.ts";
+import type { RequestHandles } from "../engine/request-handles.ts";
 import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
@@ -277,6 +278,11 @@ export class RequestPath {
   directTags(): DirectTags | undefined {
     const e = this.engine;
     return e.direct !== undefined && !this.closed && e.directOpen!() ? e.direct : undefined;
+  }
+
+  /** The executor's memory handles for single requests, where it runs on this thread (polling, blocking). */
+  requestHandles(): RequestHandles | undefined {
+    return this.engine.requestHandles;
   }
 
   /** Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */

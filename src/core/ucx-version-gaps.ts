@@ -1,6 +1,6 @@
 /**
- * Configuration a context gets by default because of a known gap in the UCX loaded, never over
- * what the user chose (a context's `config` option or a UCX_* variable in the C environment).
+ * Known gaps of the UCX loaded, by version, and what ucx-ts does about them, decided from what
+ * the user chose (a context's `config` option or a UCX_* variable in the C environment).
  *
  * UCX 1.16 made protocols v2 the default (UCX_PROTO_ENABLE=y; 1.15 and older: n). Under v2,
  * atomics emulated in software over active messages (every atomic where no transport does them
@@ -17,39 +17,61 @@
  * 0 of 15; docs/upstream-reports.md 4). A user whose peers all run ucx-ts can set
  * UCX_PROTO_ENABLE=n on every side, or use errorHandling "none", to have atomics.
  *
- * UCX 1.16 also added an invalidation of the sender's buffer registration when a rendezvous whose
- * rkey the peer holds fails on a peer-error-handling endpoint (`ucp_request_memh_invalidate`), and
- * `ucp_memh_invalidate` calls `ucs_rcache_region_invalidate(context->rcache, ...)` without checking
- * that the context has a registration cache. Without memory events it has none (NULL): a
- * rendezvous send to a peer that died crashed the process (SIGSEGV at 0xb8, cli/transfer's killed
- * receiver, 2 runs in 3). Unchanged in 1.17.0, 1.18.1 and master. With the receiver pulling nothing
- * (UCX_RNDV_SCHEME=put_zcopy: the receiver sends its rkey, the sender puts) no sender buffer has
- * an rkey out, and 3 runs in 3 passed. So without memory events such contexts default to it.
- * docs/upstream-reports.md section 4 has both.
+ * UCX 1.16 also added an invalidation of a request's buffer registration when a rendezvous whose
+ * rkey the peer holds fails on a peer-error-handling endpoint, which crashes the process when the
+ * context has no registration cache (none without memory events, ucx-ts's default): the cure,
+ * a handle of the application's own for each request large enough to go by rendezvous, is in
+ * engine/request-handles.ts; `requestHandlesFrom` says from which size. (Until 2026-11-27
+ * ucx-ts chose UCX_RNDV_SCHEME=put_zcopy instead, which helped under protocols v1 only.)
+ * docs/upstream-reports.md section 4 has both gaps.
  */
 import { ucx } from "./library.ts";
 import { ucxVersionNumbers } from "./version.ts";
 
 /**
- * `overrides`: the context's `config` option.
- * `version` and `environment` default to the loaded library's version and the C environment UCX
- * reads (getenv, which sees what the shell set and ucx-ts's own defaults; Bun's `process.env` it
- * does not).
+ * Below this many bytes no request gets a handle of its own: UCX 1.16-1.20 choose rendezvous
+ * from their performance estimates ("auto"), and an RTS round trip does not pay below a few
+ * KiB on any transport; a smaller UCX_RNDV_THRESH the user set lowers it.
  */
-export function ucxVersionDefaults(
+const REQUEST_HANDLES_FROM = 4096;
+
+/**
+ * The smallest send or receive that needs a memory handle of its own (engine/request-handles.ts),
+ * Infinity when none does: on UCX >= 1.16 without a registration cache (memory events off, or
+ * UCX_RCACHE_ENABLE=n). `forced` is UCX_TS_REQUEST_HANDLES: "1" gives handles on any UCX (the
+ * tests run that path against 1.13), "0" gives none.
+ * `overrides`: the context's `config` option. `version` and `environment` default to the loaded
+ * library's version and the C environment UCX reads (getenv, which sees what the shell set and
+ * ucx-ts's own defaults; Bun's `process.env` it does not).
+ */
+export function requestHandlesFrom(
   overrides: Readonly<Record<string, string | number | boolean>>,
+  forced: string | undefined,
   version: { readonly major: number; readonly minor: number } = ucxVersionNumbers(),
   environment: (name: string) => string | undefined = cEnvironment,
-): Record<string, string> {
+): number {
+  if (forced === "0") return Infinity;
   // The user's value of UCX_`name`: the context's own (with or without the prefix), else the environment's.
   const chosen = (name: string): string | undefined => {
     const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === name)?.[1];
     return own !== undefined ? String(own) : environment(`UCX_${name}`);
   };
   const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
-  const defaults: Record<string, string> = {};
-  if (since116 && !registrationCacheOn(chosen("MEM_EVENTS")) && chosen("RNDV_SCHEME") === undefined) defaults.RNDV_SCHEME = "put_zcopy";
-  return defaults;
+  const cache = registrationCacheOn(chosen("MEM_EVENTS")) && !isNo(chosen("RCACHE_ENABLE"));
+  if (forced !== "1" && (!since116 || cache)) return Infinity;
+  return Math.min(REQUEST_HANDLES_FROM, memoryUnits(chosen("RNDV_THRESH")) ?? Infinity);
+}
+
+/** A UCX memory-units value ("8192", "8k", "1m", ...) in bytes; undefined for "auto", "inf" or nonsense. */
+export function memoryUnits(text: string | undefined): number | undefined {
+  const m = /^\s*(\d+)\s*([bkmgt]?)b?\s*$/i.exec(text ?? "");
+  if (!m) return undefined;
+  const shift = { "": 0, b: 0, k: 10, m: 20, g: 30, t: 40 }[m[2]!.toLowerCase() as "" | "b" | "k" | "m" | "g" | "t"];
+  return Number(m[1]) * 2 ** shift;
+}
+
+function isNo(value: string | undefined): boolean {
+  return ["no", "n", "0", "off", "false"].includes((value ?? "").toLowerCase());
 }
 
 /**
@@ -57,7 +79,7 @@ export function ucxVersionDefaults(
  * which ucx-ts turns off by default (UCX_MEM_EVENTS=no, library.ts says why).
  */
 function registrationCacheOn(memEvents: string | undefined): boolean {
-  return !["no", "n", "0", "off", "false"].includes((memEvents ?? "yes").toLowerCase());
+  return !isNo(memEvents ?? "yes");
 }
 
 /**
