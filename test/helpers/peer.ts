@@ -10,7 +10,9 @@
  * (below); told "am", it echoes active messages ("am-many": windows of them, with
  * amRecvMany/amSendMany); told "many", it echoes windows of messages
  * with recvMany/sendMany (below); told "farewell", it sends a fixed set of
- * messages, closes and exits (below).
+ * messages, closes and exits (below); told "silent" (in polling mode), it accepts, progresses one
+ * second more and then never again, so that every rendezvous sent to it stays in flight until the test
+ * kills it.
  * A watchdog ends it after 120 s whatever happens.
  */
 import process from "node:process";
@@ -24,6 +26,14 @@ const listener = await worker.settled(worker.listen({ port: 0, host: "127.0.0.1"
 process.stdout.write(JSON.stringify({ port: listener.port, pid: process.pid }) + "\n");
 const ep = await worker.settled(listener.accept());
 await worker.settled(listener.close());
+
+if (behaviour === "silent") {
+  // A second more of progress lets the connecting side finish its hello (a slow thread-mode
+  // worker's too); then nothing awaits the worker any more, and the interval keeps us up.
+  await worker.settled(new Promise((r) => setTimeout(r, 1000)));
+  setInterval(() => {}, 60_000);
+  await new Promise(() => {});
+}
 
 if (behaviour === "multi") {
   for (;;) {
