@@ -37,7 +37,7 @@ import { fileURLToPath } from "node:url";
 import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener, type ProgressMode } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
-import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
+import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, SampleLog, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
 import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
@@ -271,7 +271,10 @@ if (slots.some((s) => !s.conn)) throw new Error("soak: the peers did not connect
 const started = Date.now();
 const deadline = started + seconds * 1000;
 let nextId = 1;
-const samples: Sample[] = [];
+/** Every few seconds (sampler), at most ~120 a run, or one each 5 s in longer ones. */
+const sampleEvery = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
+/** Sized for the run up front: the samples add nothing to the JS heap they measure (samples.ts SampleLog). */
+const sampleLog = new SampleLog((seconds * 1000) / sampleEvery + 8);
 
 function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
@@ -413,13 +416,13 @@ async function faults(): Promise<void> {
 }
 
 async function sampler(): Promise<void> {
-  const every = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
+  const every = sampleEvery;
   const restEvery = Math.max(1000, (seconds * 750) / REST_READINGS);
   let nextSample = Date.now();
   let nextRest = started + seconds * 250; // warm-up over
   while (Date.now() < deadline) {
     if (Date.now() >= nextSample) {
-      samples.push(sample(started, stats.ops));
+      sampleLog.push(sample(started, stats.ops));
       nextSample += every;
     }
     if (Date.now() >= nextRest) {
@@ -439,7 +442,7 @@ async function sampler(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, Math.max(0, Math.min(nextSample, nextRest, deadline) - Date.now())));
   }
-  samples.push(sample(started, stats.ops));
+  sampleLog.push(sample(started, stats.ops));
 }
 
 // The collectives' jobs draw from their own generator: the p2p traffic of a seed stays as it was.
@@ -478,6 +481,7 @@ const gpuReport = gpu?.report();
 const gpuLeaked = gpuWound !== undefined && (gpuWound.pinned !== 0 || gpuWound.device !== 0 || gpuClosed!.pinned !== 0 || gpuClosed!.device !== 0);
 
 process.stderr.write("soak: closed; worker cycles\n");
+const samples: Sample[] = sampleLog.toArray();
 const grow = growth(samples, 0.25);
 // The leak figure: RSS after GC and malloc_trim(0) with nothing in flight (the lanes paused for
 // each reading) after warm-up. Under traffic the samples swing by tens of MiB with the payloads in
