@@ -6,7 +6,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openLibc } from "../../src/ffi/index.ts";
-import { mallocInUse, rssByMapping, SampleLog, type Sample } from "../../scripts/soak/samples.ts";
+import { mallocInUse, mappings, rssByMapping, SampleLog, type Sample } from "../../scripts/soak/samples.ts";
 import { fitLine, t975, verdict } from "../../scripts/soak/regression.ts";
 import { seededRandom } from "../../scripts/soak/random.ts";
 
@@ -79,6 +79,12 @@ test("the sample log gives back every sample as pushed, past the capacity it was
   for (const s of made) log.push(s);
   assert.is(log.length, 7);
   assert.equal(log.toArray(), made);
+});
+
+test("reading the mappings leaves no line of /proc/self/smaps as the last match (its slice would keep the whole text alive)", () => {
+  assert.ok(mappings().length > 0);
+  const input = (RegExp as unknown as { input: string }).input;
+  assert.ok(!/^Rss:|^[0-9a-f]+-[0-9a-f]+ |kB$/.test(input), `last match subject: ${JSON.stringify(input)}`);
 });
 
 test.run();
