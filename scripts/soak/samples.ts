@@ -270,9 +270,9 @@ export function mappings(): Mapping[] {
     if (rss && out.length > 0) out[out.length - 1]!.rssKiB = Number(rss[1]);
   }
   // The engine keeps the subject of the last successful match (RegExp.input): a line of `text`,
-  // a slice that holds all ~300 KiB of it alive in the heap this reads (large-object space
-  // 0.33 -> 0.67 MiB between the first two at-rest readings of every soak; heap snapshot,
-  // 2026-11-27: the one string that grew). A match on an empty string lets it go.
+  // a slice that holds all ~300 KiB of it alive in the heap this reads until the next reading
+  // (heap snapshot of a wound-down soak, 2026-11-27: the largest new object, 320 KB, held so).
+  // A match on an empty string lets it go.
   /^/.exec("");
   return out;
 }
