@@ -37,7 +37,7 @@ import { fileURLToPath } from "node:url";
 import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener, type ProgressMode } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
-import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, type Mapping, type Sample } from "./samples.ts";
+import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, SampleLog, type Mapping, type Sample } from "./samples.ts";
 import { type Connection, CorruptionError, Lock, lingeringOps, runOp } from "./traffic.ts";
 import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./worker-cycles.ts";
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
@@ -47,6 +47,7 @@ import { deviceReceiveToAbort, GPU_DEFAULT_MAX, GPU_SHARE, GpuTraffic, type GpuC
 import { chooseCudart } from "./gpu-library.ts";
 import { GPU_KINDS, type GpuKind } from "./protocol.ts";
 import { soakScript } from "./files.ts";
+import { heapSnapshotsOption, HeapSnapshots } from "./heap-snapshots.ts";
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -78,7 +79,7 @@ function kindsOption(): readonly OpKind[] {
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
-  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1]
+  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--heap-snapshots DIR]
 (defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
  GLIBC_TUNABLES are set, no GPU traffic)
@@ -88,7 +89,7 @@ const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3]
  the same faults plus GPU receives aborted in flight; the report adds GPU operations, bytes, the pinned pool's high-water mark
  and device memory outstanding, which must be back to zero at the end. stand-in: test/cuda/standin-cudart.c compiled with cc
  (a C compiler needed); real: UCX_TS_CUDART, else CUDA's usual places, else the loader path (a GPU needed).`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share"];
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share", "heap-snapshots"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -128,6 +129,8 @@ const gpuChoice = ((): GpuChoice => {
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
 /** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
 const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
+/** With --heap-snapshots DIR (Node): the JS heap at the first at-rest reading, at 90 % of the run and wound down (heap-snapshots.ts). */
+const heapSnapshots = ((dir) => (dir === undefined ? undefined : new HeapSnapshots(dir)))(heapSnapshotsOption(process.argv));
 const OP_TIMEOUT_MS = 60_000;
 const rand = seededRandom(seed);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -268,7 +271,10 @@ if (slots.some((s) => !s.conn)) throw new Error("soak: the peers did not connect
 const started = Date.now();
 const deadline = started + seconds * 1000;
 let nextId = 1;
-const samples: Sample[] = [];
+/** Every few seconds (sampler), at most ~120 a run, or one each 5 s in longer ones. */
+const sampleEvery = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
+/** Sized for the run up front: the samples add nothing to the JS heap they measure (samples.ts SampleLog). */
+const sampleLog = new SampleLog((seconds * 1000) / sampleEvery + 8);
 
 function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
@@ -410,13 +416,13 @@ async function faults(): Promise<void> {
 }
 
 async function sampler(): Promise<void> {
-  const every = Math.max(250, Math.min(5000, (seconds * 1000) / 120));
+  const every = sampleEvery;
   const restEvery = Math.max(1000, (seconds * 750) / REST_READINGS);
   let nextSample = Date.now();
   let nextRest = started + seconds * 250; // warm-up over
   while (Date.now() < deadline) {
     if (Date.now() >= nextSample) {
-      samples.push(sample(started, stats.ops));
+      sampleLog.push(sample(started, stats.ops));
       nextSample += every;
     }
     if (Date.now() >= nextRest) {
@@ -429,12 +435,14 @@ async function sampler(): Promise<void> {
       const point = await restPoint(rests.length === 0);
       if (inFlight > 0 || lingeringOps() > 0) notAtRest.push(point.sample);
       else rests.push(point);
+      // After the reading (a snapshot allocates: the readings after it carry some of that).
+      if (heapSnapshots && rests.length > 0 && (rests.length === 1 || Date.now() >= started + seconds * 900)) heapSnapshots.write(rests.length === 1 ? "first-rest" : "late-rest");
       paused = false;
       nextRest = Date.now() + restEvery;
     }
     await new Promise((r) => setTimeout(r, Math.max(0, Math.min(nextSample, nextRest, deadline) - Date.now())));
   }
-  samples.push(sample(started, stats.ops));
+  sampleLog.push(sample(started, stats.ops));
 }
 
 // The collectives' jobs draw from their own generator: the p2p traffic of a seed stays as it was.
@@ -464,6 +472,7 @@ const gpuWound = await gpuLeft();
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
 const woundPoint = await restPoint(true);
+heapSnapshots?.write("wound-down");
 const wound = woundPoint.sample;
 await worker.close();
 for (const s of slots) s.child?.kill("SIGKILL");
@@ -472,6 +481,7 @@ const gpuReport = gpu?.report();
 const gpuLeaked = gpuWound !== undefined && (gpuWound.pinned !== 0 || gpuWound.device !== 0 || gpuClosed!.pinned !== 0 || gpuClosed!.device !== 0);
 
 process.stderr.write("soak: closed; worker cycles\n");
+const samples: Sample[] = sampleLog.toArray();
 const grow = growth(samples, 0.25);
 // The leak figure: RSS after GC and malloc_trim(0) with nothing in flight (the lanes paused for
 // each reading) after warm-up. Under traffic the samples swing by tens of MiB with the payloads in
@@ -638,6 +648,7 @@ const lines = [
   `at rest by mapping (MiB) ${Object.keys(woundMappings).map((k) => `${k} ${restMappings[k] ?? "?"} -> ${woundMappings[k]}`).join(", ")}`,
   `at rest by mapping, growth per 100k ops ${mappingSlopes.join(", ") || "?"}`,
   `anonymous mappings grown most ${anonymousGrew.join("; ") || "none by 256 KiB"}`,
+  ...(heapSnapshots ? [`heap snapshots    ${[...heapSnapshots.written.values()].join(" ")} (what grew: scripts/soak/heap-diff.ts A B; the readings after the first carry its allocations)`] : []),
   `connections closed: RSS ${round(wound.rssMiB)} MiB (${round(wound.trimmedRssMiB)} after malloc_trim), JS heap ${round(wound.heapMiB)} MiB, array buffers ${round(wound.arrayBuffersMiB)} MiB (worker still open)`,
   `fds after warm-up ${grow.fds.first} -> ${grow.fds.last} (max ${grow.fds.max}), ${grow.fdsPer100kOps} per 100k ops`,
   "samples (s, ops, RSS MiB, RSS after trim MiB, malloc in use MiB, heap MiB, array buffers MiB, fds): " + samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((s) => `${round(s.seconds)}/${s.ops}/${round(s.rssMiB)}/${round(s.trimmedRssMiB)}/${round(s.mallocInUseMiB)}/${round(s.heapMiB)}/${round(s.arrayBuffersMiB)}/${s.fds}`).join("  "),

@@ -6,7 +6,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openLibc } from "../../src/ffi/index.ts";
-import { mallocInUse, rssByMapping } from "../../scripts/soak/samples.ts";
+import { mallocInUse, mappings, rssByMapping, SampleLog, type Sample } from "../../scripts/soak/samples.ts";
 import { fitLine, t975, verdict } from "../../scripts/soak/regression.ts";
 import { seededRandom } from "../../scripts/soak/random.ts";
 
@@ -60,6 +60,31 @@ test("the leak figure's fit: exact on a line, an interval that holds the true sl
   const wave = fitLine(Array.from({ length: 40 }, (_, i) => [i, 3 * Math.sin(i / 4)] as const))!;
   assert.ok(wave.lag1 > 0.5 && wave.adjustedStdErr > 2 * wave.stdErr, JSON.stringify(wave));
   assert.is(verdict(wave, 1e-6), "not resolved");
+});
+
+test("the sample log gives back every sample as pushed, past the capacity it was sized for", () => {
+  const log = new SampleLog(3);
+  const made: Sample[] = Array.from({ length: 7 }, (_, i) => ({
+    seconds: i * 0.25,
+    ops: i * 1000 + 1,
+    rssMiB: 100 + i / 3,
+    trimmedRssMiB: 99 + i,
+    mallocInUseMiB: -1,
+    heapMiB: 12.5 + i,
+    arrayBuffersMiB: 2.55,
+    v8FreeMiB: 0,
+    rssLessV8FreeMiB: 98.75 - i,
+    fds: 60 + i,
+  }));
+  for (const s of made) log.push(s);
+  assert.is(log.length, 7);
+  assert.equal(log.toArray(), made);
+});
+
+test("reading the mappings leaves no line of /proc/self/smaps as the last match (its slice would keep the whole text alive)", () => {
+  assert.ok(mappings().length > 0);
+  const input = (RegExp as unknown as { input: string }).input;
+  assert.ok(!/^Rss:|^[0-9a-f]+-[0-9a-f]+ |kB$/.test(input), `last match subject: ${JSON.stringify(input)}`);
 });
 
 test.run();
