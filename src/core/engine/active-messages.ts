@@ -136,7 +136,9 @@ export class ActiveMessages {
    * application as a payload.
    */
   onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
-    this.h.activeMessage();
+    // Said once per progress call (endBatch), not per message: it reads the clock.
+    if (this.batching) this.arrivedInBatch = true;
+    else this.h.activeMessage();
     const u = this.h.u;
     // ucp_am_recv_param_t (16 bytes: recv_attr u64, reply_ep pointer), read from our copy.
     u.memcpy(this.stagingAddress, param, 16);
@@ -331,6 +333,8 @@ export class ActiveMessages {
   }
 
   private batching = false;
+  /** A message arrived during this progress call (the executor is told at its end). */
+  private arrivedInBatch = false;
   private readonly batchPayloads: Payload[] = [];
   /** (record kind, endpoint or count, status, event id, AM id) of each batched hand-over. */
   private readonly batchRecords: number[] = [];
@@ -364,6 +368,10 @@ export class ActiveMessages {
   /** Deliver the batched messages: their payloads at once, then their completion records. */
   endBatch(): void {
     this.batching = false;
+    if (this.arrivedInBatch) {
+      this.arrivedInBatch = false;
+      this.h.activeMessage();
+    }
     if (this.packed.count > 0) this.flushPacked();
     const payloads = this.batchPayloads;
     if (payloads.length === 0) return;
