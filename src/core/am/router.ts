@@ -12,7 +12,7 @@ import { describeStatus } from "../library.ts";
 import { UCS_MEMORY_TYPE_CUDA } from "../../ffi/index.ts";
 import { cudaAvailability } from "../cuda/runtime.ts";
 import { deviceCopyOf } from "../cuda/transfers.ts";
-import { AmHeaderError, decodeAmHeader } from "./header.ts";
+import { AmHeaderError, decodeAmHeader, RECEIVED_PLAIN_HEADER } from "./header.ts";
 import { AmInbox, type AmMessage, type AmQueueLimits } from "./inbox.ts";
 import { AM_POOL_MIN_BYTES } from "../engine/am-buffer-pool.ts";
 
@@ -153,6 +153,9 @@ export class AmRouter {
       if (handler) run(handler, { data, header: raw, memoryType: 0, release }, endpoint);
       return; // no handler any more: dropped, as UCX itself does for an id nobody handles
     }
+    // UCXX's plain host header, known without decoding (the engine's packed messages): host
+    // data, no receiver callback, no user header.
+    if (raw === RECEIVED_PLAIN_HEADER) return inbox.put({ data, header: new Uint8Array(0), memoryType: 0, callback: undefined, release }, seq, own);
     let header;
     try {
       header = decodeAmHeader(raw);

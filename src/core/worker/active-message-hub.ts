@@ -3,7 +3,7 @@
  * `ep.amRecv`), the handlers (`onAm`, `onAmCallback`), and each arriving message handed to the
  * router (am/router.ts), which picks its handler or inbox.
  */
-import { ownerBytes, RESERVED_OWNER } from "../am/header.ts";
+import { ownerBytes, RECEIVED_PLAIN_HEADER, RESERVED_OWNER } from "../am/header.ts";
 import type { AmInbox, AmMessage, AmQueueLimits } from "../am/inbox.ts";
 import { AmRouter, noRelease, type AmHandler } from "../am/router.ts";
 import type { Endpoint } from "../endpoint.ts";
@@ -13,9 +13,6 @@ import { invalidArgument, type UcxError } from "../errors.ts";
 import type { Payload } from "../engine/payload.ts";
 import type { RequestPath } from "./request-path.ts";
 import { unpackActiveMessages } from "../engine/am-pack.ts";
-
-/** UCXX's plain header (14 zero bytes), which packed messages do not carry: one for all of them. */
-const PLAIN_HEADER = new Uint8Array(14);
 
 export class ActiveMessageHub {
   private readonly router: AmRouter;
@@ -123,7 +120,7 @@ export class ActiveMessageHub {
    */
   arrivedPacked(payload: Payload | undefined, endpoints: { get(id: number): Endpoint | undefined }): void {
     if (!payload?.buffers) return;
-    unpackActiveMessages(payload.buffers, PLAIN_HEADER, (endpointId, amId, data, header) => {
+    unpackActiveMessages(payload.buffers, RECEIVED_PLAIN_HEADER, (endpointId, amId, data, header) => {
       const endpoint = endpoints.get(endpointId);
       const to = endpoint?.loopPartner ?? endpoint;
       // Its memory is shared with the others of its pack: nothing to give back (it is small).
