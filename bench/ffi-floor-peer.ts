@@ -11,12 +11,18 @@
  * The two exchange worker addresses over a node:net socket (the server prints {"port"}), each
  * creates an endpoint to the other's address, then the client runs the plan's latency points
  * (tag 1 out, tag 2 back) and bandwidth points (a window of tag 3 sends, then tag 4, answered by
- * tag 5), and prints one JSON line, in p2p-peer.ts's format. Tag 9 ends the server.
+ * tag 5), and its active-message points (plan rows "am" and "amMany": a window of
+ * ucp_am_send_nbx with UCXX's 14-byte plain header and UCP_AM_SEND_FLAG_REPLY, as ucx-ts sends,
+ * then tag 6 carrying how many have been sent in all, answered by tag 5 once that many arrived),
+ * and prints one JSON line, in p2p-peer.ts's format. Tag 9 ends the server.
+ * The AM handler does what any receiver of an eager message must, and no more: one memcpy of
+ * the receive parameters (the rendezvous flag, the reply endpoint), one of the data into a fixed
+ * buffer; a rendezvous message is fetched (ucp_am_recv_data_nbx) into that buffer.
  * Everything runs on the main thread and busy-polls ucp_worker_progress, as ucx_perftest does.
  */
 import { createConnection, createServer, type Socket } from "node:net";
 import process from "node:process";
-import { ptrIsError, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
+import { callbackTypes, ptrIsError, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
 import { Context } from "../src/core/context.ts";
 import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
@@ -28,9 +34,11 @@ setTimeout(() => process.exit(3), 300_000).unref?.();
 const u = ucx();
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
+/** The largest message of any plan point. */
+const MAX_BYTES = 4 << 20;
 
 // --- one worker, no engine ------------------------------------------------------------------------
-const context = new Context({ features: ["tag"] });
+const context = new Context({ features: ["tag", "am"] });
 const out = new OutSlots(2);
 const wp = u.struct("ucp_worker_params_t");
 wp.set("field_mask", C.UCP_WORKER_PARAM_FIELD_THREAD_MODE);
@@ -54,7 +62,25 @@ const scratch = (() => {
   const recvParam = u.struct("ucp_request_param_t");
   recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
   const recvInfo = u.struct("ucp_tag_recv_info_t");
+  const amSendParam = u.struct("ucp_request_param_t");
+  amSendParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_FLAGS);
+  amSendParam.set("flags", C.UCP_AM_SEND_FLAG_REPLY);
+  const amFetchParam = u.struct("ucp_request_param_t");
+  const amHeader = new Uint8Array(14);
+  const amStaging = new Uint8Array(16);
+  const amInto = new Uint8Array(MAX_BYTES);
   return {
+    amSendParam,
+    amFetchParam,
+    amHeader,
+    amStaging,
+    amInto,
+    amSendParamAddress: u.addressOf(amSendParam.bytes),
+    amFetchParamAddress: u.addressOf(amFetchParam.bytes),
+    amHeaderAddress: u.addressOf(amHeader),
+    amStagingAddress: u.addressOf(amStaging),
+    amStagingWords: new Uint32Array(amStaging.buffer),
+    amIntoAddress: u.addressOf(amInto),
     sendParam,
     recvParam,
     recvInfo,
@@ -64,6 +90,42 @@ const scratch = (() => {
     recvInfoAddress: u.addressOf(recvInfo.bytes),
   };
 })();
+
+// --- active messages: the least a receiver of them does ------------------------------------------
+const AM_ID = 7;
+let amArrived = 0;
+/** Rendezvous fetches in flight (checked after progress). */
+const amFetches: number[] = [];
+const amHandler = u.callback(callbackTypes.ucp_am_recv_callback_t, (_arg: number, _h: number, _hl: number, data: number, length: number, param: number) => {
+  amArrived++;
+  u.memcpy(scratch.amStagingAddress, param, 16);
+  if (!(scratch.amStagingWords[0]! & C.UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    if (length > 0) u.memcpy(scratch.amIntoAddress, data, length);
+    return UCS_OK;
+  }
+  const r = u.ucp_am_recv_data_nbx(worker, data, scratch.amIntoAddress, length, scratch.amFetchParamAddress);
+  if (r !== 0 && !ptrIsError(r)) amFetches.push(r);
+  return UCS_INPROGRESS; // UCX keeps the descriptor until the fetch is done
+});
+{
+  const hp = u.struct("ucp_am_handler_param_t");
+  hp.set("field_mask", C.UCP_AM_HANDLER_PARAM_FIELD_ID | C.UCP_AM_HANDLER_PARAM_FIELD_CB);
+  hp.set("id", AM_ID);
+  hp.set("cb", amHandler.address);
+  check(u.ucp_worker_set_am_recv_handler(worker, u.addressOf(hp.bytes)), "ucp_worker_set_am_recv_handler");
+}
+/** Progress until `count` active messages arrived in all and every fetch is done. */
+function waitActiveMessages(count: number): void {
+  while (amArrived < count || amFetches.length > 0) {
+    u.ucp_worker_progress(worker);
+    for (let i = amFetches.length - 1; i >= 0; i--)
+      if (u.ucp_request_check_status(amFetches[i]!) !== UCS_INPROGRESS) {
+        u.ucp_request_free(amFetches[i]!);
+        amFetches[i] = amFetches[amFetches.length - 1]!;
+        amFetches.pop();
+      }
+  }
+}
 
 function check(status: number, what: string): void {
   if (status !== UCS_OK) throw new Error(`${what} failed: ${status}`);
@@ -141,7 +203,7 @@ const ep = (() => {
 })();
 
 // --- the measured loops ---------------------------------------------------------------------------
-const MAX = 4 << 20;
+const MAX = MAX_BYTES;
 const trace = windowTrace(`floor-${role}`);
 if (role === "server") {
   const buf = new Uint8Array(MAX);
@@ -160,13 +222,18 @@ if (role === "server") {
       break;
     }
     if (tag === 1) waitRequest(send(ep, buf.subarray(0, length), 2), "echo");
+    else if (tag === 6) {
+      waitActiveMessages(new DataView(buf.buffer, 0, 8).getFloat64(0, true));
+      waitRequest(send(ep, ack, 5), "ack");
+      trace.mark("window");
+    }
     else if (tag === 4) {
       waitRequest(send(ep, ack, 5), "ack");
       trace.mark("window");
     }
   }
 } else {
-  const plan = JSON.parse(planText) as { latency: [number, number][]; bandwidth: [number, number, number][] };
+  const plan = JSON.parse(planText) as { latency: [number, number][]; bandwidth: [number, number, number][]; am?: [number, number, number][]; amMany?: [number, number, number][] };
   const data = new Uint8Array(MAX).fill(7);
   const back = new Uint8Array(MAX);
   const results: { kind: string; size: number; value: number; iterations: number }[] = [];
@@ -203,6 +270,31 @@ if (role === "server") {
     }
     results.push({ kind: "bw_MBps", size, value: bytes / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
   }
+  // Active messages: the plan's AM sizes (rows "am" and "amMany", each size once), as ucx_perftest's ucp_am_bw.
+  const amPoints = [...(plan.am ?? []), ...(plan.amMany ?? []).filter((p) => !(plan.am ?? []).some((q) => q[0] === p[0]))];
+  const count = new Uint8Array(8);
+  let amSent = 0;
+  for (const [size, window, rounds] of amPoints) {
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      const sends: number[] = [];
+      const a = postRecv(ack, 5, -1);
+      for (let i = 0; i < window; i++) {
+        const s = u.ucp_am_send_nbx(ep, AM_ID, scratch.amHeaderAddress, 14, u.addressOf(data), size, scratch.amSendParamAddress);
+        if (ptrIsError(s)) throw new Error(`ucp_am_send_nbx failed: ${s}`);
+        if (s !== 0) sends.push(s);
+      }
+      amSent += window;
+      for (const s of sends) waitRequest(s, "AM window send");
+      new DataView(count.buffer).setFloat64(0, amSent, true);
+      waitRequest(send(ep, count, 6), "AM round end");
+      finishRecv(a);
+      trace.mark(`am/${size}`);
+      bytes += size * window;
+    }
+    results.push({ kind: "am_bw_MBps", size, value: bytes / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
+  }
   // The server answers the end before it exits (a flush here would fail with
   // UCS_ERR_CONNECTION_RESET under error handling "peer" once the server is gone).
   const bye = postRecv(ack, 10, -1);
@@ -211,4 +303,6 @@ if (role === "server") {
   process.stdout.write(JSON.stringify(results) + "\n");
 }
 await trace.write();
+// Closed only now: the handler is named here, so it lives (not collected) while UCX may call it.
+amHandler.close();
 process.exit(0);

@@ -139,7 +139,8 @@ const key = (r) => `${r.kind}/${r.size}`;
 /** The baseline row for `r`: same kind, else (the windowed API, AM against node:net) the kind it stands in for. */
 const base = (system, e, r) => {
   const match = (k) => rows.find((x) => x.system === system && (e === "-" || x.errorHandling === e) && x.kind === k && x.size === r.size);
-  if (system === "ucx_perftest") return match(r.kind) ?? (perftestKind[r.kind] ? match(perftestKind[r.kind]) : undefined);
+  // The FFI floor, like ucx_perftest, runs the AM rows once per size (am_bw), not amSendMany too.
+  if (system === "ucx_perftest" || system.startsWith("ffi-floor/")) return match(r.kind) ?? (perftestKind[r.kind] ? match(perftestKind[r.kind]) : undefined);
   return match(r.kind) ?? (baseKind[r.kind] ? match(baseKind[r.kind]) : undefined);
 };
 const metric = { rtt_us_median: "round trip us", rtt_us_p90: "rtt p90 us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", tail_slow_pct: "% rtt > 5x median", tail_slow_run: "longest such run", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s", am_many_MBps: "amSendMany MB/s" };

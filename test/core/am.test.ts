@@ -12,6 +12,8 @@ import { AmHeaderError, decodeAmHeader, encodeAmHeader, UcxError, Worker, type A
 import { startPeer, withPeer } from "../helpers/peer-process.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { ucpClientServer } from "../helpers/ucp-example.ts";
+import { AmPack, unpackActiveMessages } from "../../src/core/engine/am-pack.ts";
+import { ucx } from "../../src/core/library.ts";
 import { drive, helloEndpoints, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 const u8 = (...b: number[]) => new Uint8Array(b);
@@ -49,6 +51,49 @@ header("malformed headers are refused with what is wrong", () => {
 });
 
 header.run();
+
+// --- small messages packed by the engine (engine/am-pack.ts) ---------------------------------------
+
+const packing = suite("core/am pack");
+
+packing("packed messages read back in order, each with its endpoint, AM id, bytes and header; a full pack is flushed first", () => {
+  const u = ucx();
+  const pack = new AmPack(u);
+  // C-side memory stands in for UCX's: data with its header right after it (one copy), or apart.
+  const memory = new Uint8Array(64 * 1024);
+  const at = u.addressOf(memory);
+  const taken: ArrayBuffer[][] = [];
+  const flush = () => taken.push(pack.take());
+  type Sent = [endpoint: number, amId: number, data: Uint8Array, header: Uint8Array];
+  const sent: Sent[] = [];
+  const add = (endpoint: number, amId: number, data: Uint8Array, header: Uint8Array, adjacent: boolean) => {
+    memory.set(data, 0);
+    const headerAt = adjacent ? data.length : 32 * 1024;
+    memory.set(header, headerAt);
+    assert.ok(pack.add(endpoint, amId, at + headerAt, header.length, at, data.length, flush));
+    sent.push([endpoint, amId, data, header]);
+  };
+  const plain = new Uint8Array(14);
+  add(1, 0, u8(1, 2, 3), plain, true); // UCXX's plain header: not carried
+  add(2, 0, u8(4), u8(0, 0, 0, 0, 0, 0, ...le64(2), 7, 7), false); // a user header, apart from the data
+  add(1, 6, u8(), u8(), true); // a raw id, nothing at all
+  add(3, 6, pattern(100, 1), plain, false); // 14 zero bytes under a raw id are its header as sent
+  for (let i = 0; i < 9; i++) add(4, 0, pattern(8000, i), plain, true); // past 64 KiB: a flush
+  assert.not.ok(pack.add(1, 0, at, 0, at, 8192, flush), "8 KiB and more is not packed");
+  taken.push(pack.take());
+  assert.is(taken.length, 2, "one flush when full, then the rest");
+  const PLAIN = new Uint8Array(14);
+  const got: Sent[] = [];
+  for (const buffers of taken) unpackActiveMessages(buffers, PLAIN, (endpoint, amId, data, header) => got.push([endpoint, amId, data.slice(), header === PLAIN ? plain : header.slice()]));
+  assert.equal(got, sent);
+  // One message alone: taken as a message of its own (a round trip pays no index).
+  add(5, 0, u8(9, 9), plain, true);
+  const one = pack.takeOne(PLAIN);
+  assert.equal([one.endpoint, one.amId, new Uint8Array(one.buffer), one.header === PLAIN], [5, 0, u8(9, 9), true]);
+  assert.is(pack.count, 0);
+});
+
+packing.run();
 
 // --- one process, every progress mode ------------------------------------------------------------
 

@@ -86,6 +86,12 @@ export function encodeAmHeader(h: AmHeader): Uint8Array {
 
 /** The plain 14-byte header (no receiver callback, no user header), as nearly every message has. */
 const PLAIN_BYTES = 14;
+/**
+ * The plain header of host memory (14 zero bytes) as the receiving side hands it on where the
+ * engine saw it and did not carry it (packed messages): this very array, which the router knows
+ * without decoding it. Nobody may write to it.
+ */
+export const RECEIVED_PLAIN_HEADER = new Uint8Array(PLAIN_BYTES);
 const NO_USER_HEADER = new Uint8Array(0);
 
 export function decodeAmHeader(bytes: Uint8Array): AmHeader {

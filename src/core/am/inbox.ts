@@ -20,9 +20,11 @@ import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 /** One active message as the application receives it. */
 export interface AmMessage {
   /**
-   * The data (host memory), in an ArrayBuffer of its own. Where the worker reused memory of a
-   * released message, that ArrayBuffer may be larger than `data`: its bytes past `data.length`
-   * are not part of this message.
+   * The data (host memory). A large message's (from 8 KiB) is in an ArrayBuffer of its own;
+   * where the worker reused memory of a released message, that ArrayBuffer may be larger than
+   * `data`: its bytes past `data.length` are not part of this message. Small messages that
+   * arrived together share one ArrayBuffer, each its own range of it (`data.byteOffset`): copy
+   * (`data.slice()`) rather than transfer `data.buffer`, which would empty the others too.
    */
   readonly data: Uint8Array;
   /** The sender's user header (UCXX's userHeader; for raw AM ids, UCX's header as sent). */

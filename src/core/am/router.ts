@@ -12,7 +12,7 @@ import { describeStatus } from "../library.ts";
 import { UCS_MEMORY_TYPE_CUDA } from "../../ffi/index.ts";
 import { cudaAvailability } from "../cuda/runtime.ts";
 import { deviceCopyOf } from "../cuda/transfers.ts";
-import { AmHeaderError, decodeAmHeader } from "./header.ts";
+import { AmHeaderError, decodeAmHeader, RECEIVED_PLAIN_HEADER } from "./header.ts";
 import { AmInbox, type AmMessage, type AmQueueLimits } from "./inbox.ts";
 import { AM_POOL_MIN_BYTES } from "../engine/am-buffer-pool.ts";
 
@@ -128,20 +128,34 @@ export class AmRouter {
   }
 
   route(endpointId: number, endpoint: Endpoint | undefined, status: number, payload: Payload | undefined, amId: number): void {
+    if (status !== UCS_OK) {
+      const own = this.inbox(endpointId);
+      // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
+      const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
+      return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), this.arrivals++);
+    }
+    const buffer = payload?.buffers?.[0] ?? new ArrayBuffer(0);
+    const data = new Uint8Array(buffer, 0, payload?.length ?? buffer.byteLength);
+    this.routeData(endpointId, endpoint, amId, data, payload?.header ?? new Uint8Array(0), this.releaser(buffer));
+  }
+
+  /**
+   * A message received: to its raw-id handler, or (AM id 0) through UCXX's header to a receiver
+   * callback or an inbox. `release` gives its memory back (or does nothing).
+   */
+  routeData(endpointId: number, endpoint: Endpoint | undefined, amId: number, data: Uint8Array, raw: Uint8Array, release: () => void): void {
     const own = this.inbox(endpointId);
     // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
     const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
     const seq = this.arrivals++;
-    const buffer = payload?.buffers?.[0] ?? new ArrayBuffer(0);
-    const data = new Uint8Array(buffer, 0, payload?.length ?? buffer.byteLength);
-    const release = this.releaser(buffer);
-    const raw = payload?.header ?? new Uint8Array(0);
-    if (status !== UCS_OK) return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), seq);
     if (amId !== 0) {
       const handler = this.handlers.get(AmRouter.rawKey(amId));
       if (handler) run(handler, { data, header: raw, memoryType: 0, release }, endpoint);
       return; // no handler any more: dropped, as UCX itself does for an id nobody handles
     }
+    // UCXX's plain host header, known without decoding (the engine's packed messages): host
+    // data, no receiver callback, no user header.
+    if (raw === RECEIVED_PLAIN_HEADER) return inbox.put({ data, header: new Uint8Array(0), memoryType: 0, callback: undefined, release }, seq, own);
     let header;
     try {
       header = decodeAmHeader(raw);
@@ -195,7 +209,8 @@ export class AmRouter {
   }
 }
 
-function noRelease(): void {}
+/** `release()` of a message whose memory is not reused (small, or shared with others). */
+export function noRelease(): void {}
 
 function run(handler: AmHandler, message: AmMessage, endpoint: Endpoint | undefined): void {
   callUserCallback(handler, message, endpoint);

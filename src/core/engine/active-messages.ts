@@ -14,6 +14,7 @@ import { CompletionKind } from "./records.ts";
 import type { OpHost } from "./op-host.ts";
 import { AM_POOL_MIN_BYTES, AmBufferPool } from "./am-buffer-pool.ts";
 import { setUserData } from "./tag-operations.ts";
+import { AmPack } from "./am-pack.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -98,6 +99,7 @@ export class ActiveMessages {
     private readonly released: () => ArrayBuffer | undefined = () => undefined,
   ) {
     this.stagingAddress = h.u.addressOf(this.staging);
+    this.packed = new AmPack(h.u);
     this.callback = h.u.callback(callbackTypes.ucp_am_recv_callback_t, (arg: number, header: number, headerLength: number, data: number, length: number, param: number) =>
       this.onActiveMessage(arg, header, headerLength, data, length, param),
     );
@@ -141,7 +143,9 @@ export class ActiveMessages {
    * application as a payload.
    */
   onActiveMessage(amId: number, header: number, headerLength: number, data: number, length: number, param: number): number {
-    this.h.activeMessage();
+    // Said once per progress call (endBatch), not per message: it reads the clock.
+    if (this.batching) this.arrivedInBatch = true;
+    else this.h.activeMessage();
     const u = this.h.u;
     // ucp_am_recv_param_t (16 bytes: recv_attr u64, reply_ep pointer), read from our copy.
     u.memcpy(this.stagingAddress, param, 16);
@@ -153,8 +157,10 @@ export class ActiveMessages {
     const order = this.amOrder.size > 0 ? this.amOrder.get(key) : undefined;
     if (!(attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) && !order) {
       // Eager with nothing of its (endpoint, AM id) waiting to be fetched: delivered at once,
-      // with no slot in an order (most small messages).
-      this.deliverEager(endpoint, amId, header, headerLength, data, length);
+      // with no slot in an order (most small messages); a small one inside a progress call is
+      // packed with the others of that call (am-pack.ts).
+      if (!this.batching || !this.packed.add(endpoint, amId, header, headerLength, data, length, this.flushPacked))
+        this.deliverEager(endpoint, amId, header, headerLength, data, length);
       return UCS_OK;
     }
     const headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
@@ -328,22 +334,52 @@ export class ActiveMessages {
    * per message) before their records, in arrival order.
    */
   private deliverMessage(endpoint: number, amId: number, header: Uint8Array, buffer: ArrayBuffer, length: number, status: number): void {
-    const id = this.nextEventId;
-    this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
+    const id = this.eventId();
     const payload: Payload = buffer.byteLength !== length && status === UCS_OK ? { id, buffers: [buffer], header, amId, length } : { id, buffers: [buffer], header, amId };
     if (this.batching) {
+      // Packed messages that arrived before this one go first: arrival order per endpoint.
+      if (this.packed.count > 0) this.flushPacked();
       this.batchPayloads.push(payload);
-      this.batchRecords.push(endpoint, status, id, amId);
+      this.batchRecords.push(CompletionKind.AmMessage, endpoint, status, id, amId);
       return;
     }
     this.h.deliver(payload);
     this.h.emit({ kind: CompletionKind.AmMessage, id: endpoint, status, value: id, tagLo: amId, tagHi: 0, aux: 0 });
   }
 
+  private eventId(): number {
+    const id = this.nextEventId;
+    this.nextEventId = id >= 0xffffffff ? EVENT_ID_FIRST : id + 1;
+    return id;
+  }
+
   private batching = false;
+  /** A message arrived during this progress call (the executor is told at its end). */
+  private arrivedInBatch = false;
   private readonly batchPayloads: Payload[] = [];
-  /** (endpoint, status, event id, AM id) of each batched message. */
+  /** (record kind, endpoint or count, status, event id, AM id) of each batched hand-over. */
   private readonly batchRecords: number[] = [];
+  /** Small eager messages of this progress call, packed into one buffer (am-pack.ts). */
+  private readonly packed: AmPack;
+
+  /**
+   * The packed messages join the batch as one payload and one AmBatch record; a lone one goes
+   * as an ordinary message (a round trip's single message: no index to allocate and read).
+   */
+  private readonly flushPacked = (): void => {
+    const p = this.packed;
+    if (p.count === 1) {
+      const m = p.takeOne(PLAIN_HEADER);
+      const id = this.eventId();
+      this.batchPayloads.push({ id, buffers: [m.buffer], header: m.header, amId: m.amId });
+      this.batchRecords.push(CompletionKind.AmMessage, m.endpoint, UCS_OK, id, m.amId);
+      return;
+    }
+    const count = p.count;
+    const id = this.eventId();
+    this.batchPayloads.push({ id, buffers: p.take() });
+    this.batchRecords.push(CompletionKind.AmBatch, count, UCS_OK, id, 0);
+  };
 
   /** Messages delivered from now on wait for endBatch (the executor's ucp_worker_progress call). */
   beginBatch(): void {
@@ -353,13 +389,19 @@ export class ActiveMessages {
   /** Deliver the batched messages: their payloads at once, then their completion records. */
   endBatch(): void {
     this.batching = false;
+    if (this.arrivedInBatch) {
+      this.arrivedInBatch = false;
+      this.h.activeMessage();
+    }
+    if (this.packed.count > 0) this.flushPacked();
     const payloads = this.batchPayloads;
     if (payloads.length === 0) return;
     if (payloads.length === 1) this.h.deliver(payloads[0]!);
     else this.h.deliver(payloads.slice());
     payloads.length = 0;
     const r = this.batchRecords;
-    for (let i = 0; i < r.length; i += 4) this.h.emit({ kind: CompletionKind.AmMessage, id: r[i]!, status: r[i + 1]!, value: r[i + 2]!, tagLo: r[i + 3]!, tagHi: 0, aux: 0 });
+    for (let i = 0; i < r.length; i += 5)
+      this.h.emit({ kind: r[i]! as CompletionKind, id: r[i + 1]!, status: r[i + 2]!, value: r[i + 3]!, tagLo: r[i + 4]!, tagHi: 0, aux: 0 });
     r.length = 0;
   }
 

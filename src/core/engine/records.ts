@@ -129,6 +129,11 @@ export const CompletionKind = {
    * tail cannot miss it, as it could miss a bare notify sent just before it parks.
    */
   TokenLent: 6,
+  /**
+   * Small active messages packed together (am-pack.ts): `id` how many, `value` the event id of
+   * their payload (the packed data and its index, which names each one's endpoint and AM id).
+   */
+  AmBatch: 7,
 } as const;
 export type CompletionKind = (typeof CompletionKind)[keyof typeof CompletionKind];
 

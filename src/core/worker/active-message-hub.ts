@@ -3,15 +3,16 @@
  * `ep.amRecv`), the handlers (`onAm`, `onAmCallback`), and each arriving message handed to the
  * router (am/router.ts), which picks its handler or inbox.
  */
-import { ownerBytes, RESERVED_OWNER } from "../am/header.ts";
+import { ownerBytes, RECEIVED_PLAIN_HEADER, RESERVED_OWNER } from "../am/header.ts";
 import type { AmInbox, AmMessage, AmQueueLimits } from "../am/inbox.ts";
-import { AmRouter, type AmHandler } from "../am/router.ts";
+import { AmRouter, noRelease, type AmHandler } from "../am/router.ts";
 import type { Endpoint } from "../endpoint.ts";
 import { submission } from "../engine/engine.ts";
 import { Op } from "../engine/records.ts";
 import { invalidArgument, type UcxError } from "../errors.ts";
 import type { Payload } from "../engine/payload.ts";
 import type { RequestPath } from "./request-path.ts";
+import { unpackActiveMessages } from "../engine/am-pack.ts";
 
 export class ActiveMessageHub {
   private readonly router: AmRouter;
@@ -111,6 +112,20 @@ export class ActiveMessageHub {
     // A worker connected to itself: UCX reports the sending end; the message is for its partner.
     const to = endpoint?.loopPartner ?? endpoint;
     this.router.route(to ? to.id : 0, to, status, payload, amId);
+  }
+
+  /**
+   * Small messages that arrived together, packed by the engine (engine/am-pack.ts): each is
+   * routed as `arrived` routes one, in arrival order, its data a view of the pack's one buffer.
+   */
+  arrivedPacked(payload: Payload | undefined, endpoints: { get(id: number): Endpoint | undefined }): void {
+    if (!payload?.buffers) return;
+    unpackActiveMessages(payload.buffers, RECEIVED_PLAIN_HEADER, (endpointId, amId, data, header) => {
+      const endpoint = endpoints.get(endpointId);
+      const to = endpoint?.loopPartner ?? endpoint;
+      // Its memory is shared with the others of its pack: nothing to give back (it is small).
+      this.router.routeData(to ? to.id : 0, to, amId, data, header, noRelease);
+    });
   }
 
   /** The worker is closed: waiting receives reject with `error`, handlers are dropped. */

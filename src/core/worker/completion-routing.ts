@@ -41,4 +41,5 @@ function route(t: CompletionTargets, ring: Ring, w: number): void {
   else if (kind === CompletionKind.ConnectionRequest) t.listeners.get(id)?.onConnectionRequest(value, tagLo, tagHi);
   else if (kind === CompletionKind.EndpointError) t.endpoints.get(id)?.fail(status);
   else if (kind === CompletionKind.AmMessage) t.am.arrived(id, t.endpoints.get(id), status, t.path.engine.takePayload(value), tagLo);
+  else if (kind === CompletionKind.AmBatch) t.am.arrivedPacked(t.path.engine.takePayload(value), t.endpoints);
 }
