@@ -1,12 +1,13 @@
 /** `ucx-ts run -n N script` (the collectives' launcher) and `ucx-ts ucg-info` (their plan selection). */
 import process from "node:process";
 import { launch } from "../ucg/launcher.ts";
+import type { BindPolicy } from "../ucg/binding.ts";
 import { configRegistry } from "../ucg/context.ts";
 import { COLLECTIVES, type CollType } from "../ucg/coll-type.ts";
 import { DECISION_TREES, formatTree, PlanPool, prune, PLAN_TEMPLATES } from "../ucg/ppool.ts";
 import { UsageError } from "./info-command.ts";
 
-export const runHelp = `Usage: ucx-ts run -n N [--timeout SECONDS] script.(ts|js|mjs) [script args...]
+export const runHelp = `Usage: ucx-ts run -n N [--timeout SECONDS] [--bind-to core|none] script.(ts|js|mjs) [script args...]
 
 Start N processes of this runtime (node, deno or bun) running the script, each with
 UCX_TS_RANK, UCX_TS_SIZE and UCX_TS_ROOT_ADDR set, so that UcgContext.create() finds its rank,
@@ -14,6 +15,8 @@ the group size, and rank 0's bootstrap port. Output lines are prefixed with "[ra
 rank fails, the others are stopped and ucx-ts run exits with that rank's status.
 Under Node a .ts script needs tsx (npm i -D tsx). One machine only: across machines use
 mpirun or srun with UCX_TS_ROOT_ADDR=<rank 0's host>:<port> exported.
+--bind-to core (the default, or UCX_TS_BIND_TO): each rank bound to a core of its own when the
+machine has a core per rank, as mpirun binds its ranks; none: never bound.
 
 Examples:
   npx ucx-ts run -n 4 allreduce.ts
@@ -22,13 +25,18 @@ Examples:
 export async function runCommand(args: readonly string[], write: (t: string) => void): Promise<number> {
   let n: number | undefined;
   let timeoutMs: number | undefined;
+  let bindTo: BindPolicy | undefined;
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i]!;
     if (a === "-n" || a === "--np") n = Number(args[++i]);
     else if (a.startsWith("-n") && a.length > 2) n = Number(a.slice(2));
     else if (a === "--timeout") timeoutMs = Number(args[++i]) * 1000;
-    else if (a === "--") {
+    else if (a === "--bind-to") {
+      const v = args[++i];
+      if (v !== "core" && v !== "none") throw new UsageError(`run: --bind-to takes core or none, got '${v ?? ""}'`);
+      bindTo = v;
+    }    else if (a === "--") {
       i++;
       break;
     } else if (a.startsWith("-")) throw new UsageError(`run: unknown option '${a}'`);
@@ -43,7 +51,7 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs, signal: stop.signal }).finally(() => {
+  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs, bindTo, signal: stop.signal }).finally(() => {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   });

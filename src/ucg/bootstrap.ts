@@ -8,7 +8,8 @@
  *  2. rank 0 sends everyone the table of all of them (its length first, then the table);
  *  3. every process connects to every other by worker address (raw 64-bit tags, error handling
  *     as configured; to a process on this host, with "peer", a shared-memory endpoint and a
- *     "peer" one that only watches it) and exchanges one empty control message on each endpoint,
+ *     "peer" one that only watches it, on the watch worker where both have one: channel.ts) and
+ *     exchanges one control message on each endpoint (on the data endpoint: the watch worker's address),
  *     so that every link is wired up (and a process that dies later is seen by all: each holds a
  *     live connection to it);
  *  4. the hello endpoints and the listener are closed (in the background).
@@ -48,7 +49,7 @@ export function thisHost(env: Readonly<Record<string, string | undefined>> = pro
 }
 
 /** Runs the bootstrap and fills `channel` with an endpoint to every other process. */
-export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string; auth?: HelloAuthOptions; sharedMemory?: boolean }): Promise<BootstrapTable> {
+export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, options: { timeoutMs: number; host: string; auth?: HelloAuthOptions; sharedMemory?: boolean; watch?: Worker }): Promise<BootstrapTable> {
   const own = await worker.address();
   if (rte.size === 1) return { addresses: [own], hosts: [options.host] };
   const deadline = Date.now() + options.timeoutMs;
@@ -124,27 +125,48 @@ export async function bootstrap(worker: Worker, channel: Channel, rte: Rte, opti
     // go on an endpoint without error handling, which UCX lets use shared memory (8 B one-way
     // ~0.2 us against tcp's ~9.4 us here: docs/guide.md), and a second, "peer" endpoint over tcp
     // carries nothing but reports the process's death (its socket closes), so a dying member still
-    // makes the others' collectives reject.
+    // makes the others' collectives reject. That watching endpoint is on the watch worker when both
+    // ends have one (options.watch: its address rides on the first message of the data endpoint),
+    // else on the worker itself.
     const others = Array.from({ length: rte.size }, (_, r) => r).filter((r) => r !== rte.rank);
     const split = (r: number) => options.sharedMemory && worker.errorHandling === "peer" && table.hosts[r] === options.host;
     const eps = await within(
-      Promise.all(others.map(async (r) => {
-        const address = table.addresses[r]!;
-        if (!split(r)) return [await worker.connect(address)] as const;
-        return [await worker.connect(address, { errorHandling: "none" }), await worker.connect(address)] as const;
-      })),
+      Promise.all(others.map((r) => worker.connect(table.addresses[r]!, split(r) ? { errorHandling: "none" } : {}))),
       deadline,
       "connecting to every process by worker address",
     );
-    others.forEach((r, i) => channel.addEndpoint(r, eps[i]![0], eps[i]![1]));
-    const none = new Uint8Array(0);
-    await within(
-      Promise.all(others.flatMap((r, i) => eps[i]!.flatMap((ep) => [
-        ep.send(none, makeHeader(CONTROL_COLL_TYPE, rte.rank, MAX_GROUP_ID)),
-        channel.recv(new Uint8Array(0), makeHeader(CONTROL_COLL_TYPE, r, MAX_GROUP_ID)),
-      ]))),
+    const watch = options.watch;
+    const ownWatch = watch ? await watch.address() : new Uint8Array(0);
+    const theirWatch = await within(
+      Promise.all(others.map(async (r, i) => {
+        const buf = new Uint8Array(HELLO_CAPACITY);
+        const [, got] = await Promise.all([eps[i]!.send(ownWatch, makeHeader(CONTROL_COLL_TYPE, rte.rank, MAX_GROUP_ID)), channel.recv(buf, makeHeader(CONTROL_COLL_TYPE, r, MAX_GROUP_ID))]);
+        return buf.slice(0, (got as { length: number }).length);
+      })),
       deadline,
       "the first message with every process",
+    );
+    // The watching endpoints (split peers only), on the watch worker where both ends have one.
+    const onWatch = (i: number) => watch !== undefined && theirWatch[i]!.length > 0;
+    const watches = await within(
+      Promise.all(others.map(async (r, i) => (!split(r) ? undefined : onWatch(i) ? await watch!.settled(watch!.connect(theirWatch[i]!)) : await worker.connect(table.addresses[r]!)))),
+      deadline,
+      "connecting a watching endpoint to every process on this host",
+    );
+    others.forEach((r, i) => channel.addEndpoint(r, eps[i]!, watches[i]));
+    const none = new Uint8Array(0);
+    await within(
+      Promise.all(others.flatMap((r, i) => {
+        const w = watches[i];
+        if (!w) return [];
+        const send = w.send(none, makeHeader(CONTROL_COLL_TYPE, rte.rank, MAX_GROUP_ID));
+        // The watch worker's own operations are driven by its settled(): the caller's settled()
+        // (context.ts) drives the collectives' worker only.
+        if (!onWatch(i)) return [send, channel.recv(new Uint8Array(0), makeHeader(CONTROL_COLL_TYPE, r, MAX_GROUP_ID))];
+        return [watch!.settled(send), watch!.settled(watch!.recv(new Uint8Array(0), makeHeader(CONTROL_COLL_TYPE, r, MAX_GROUP_ID)))];
+      })),
+      deadline,
+      "the first message on every watching endpoint",
     );
     return table;
   } finally {

@@ -82,14 +82,27 @@ export class Channel {
    */
   stepBusyMs = 0;
 
+  /**
+   * Polling and blocking modes, "peer" error handling with shared memory: the worker the
+   * watching endpoints are on (context.ts), progressed by a waiting step only now and then
+   * (step-spin.ts pollWhile). Closed by the context after the channel.
+   */
+  watchWorker: Worker | undefined;
+
   constructor(readonly worker: Worker, readonly selfHandle: number) {}
+
+  /** Progresses the watch worker, if any: a member's death reported there fails its groups. */
+  readonly progressWatches = (): void => {
+    const w = this.watchWorker;
+    if (w && !w.closed) w.progress();
+  };
 
   /** Polls synchronously while `pending()` holds, for up to `stepSyncMs` (step-spin.ts pollNow). */
   readonly pollNow = (pending: () => boolean): void => pollNow(this.worker, pending, this.stepSyncMs, this.stepBusyMs);
 
   /** Polls while `pending()` holds, for up to `stepSpinMs` after the last event (step-spin.ts). */
   readonly spin = (pending: () => boolean): Promise<void> =>
-    this.drivesSteps ? pollWhile(this.worker, pending, this.stepSpinMs, this.worker.progressMode === "blocking") : spinWhile(this.worker, pending, this.stepSpinMs);
+    this.drivesSteps ? pollWhile(this.worker, pending, this.stepSpinMs, this.worker.progressMode === "blocking", this.progressWatches) : spinWhile(this.worker, pending, this.stepSpinMs);
 
   /**
    * Polling and blocking modes: nothing progresses the worker by itself, so every waiting step

@@ -14,6 +14,7 @@ import { runtime } from "../ffi/index.ts";
 import { markCloseOnExec } from "../core/close-on-exec.ts";
 import { UcxError } from "../core/errors.ts";
 import { jobSecretEnv } from "./bootstrap-secret.ts";
+import { allowedCpus, bindPolicy, bindPrefix, findTaskset, type BindPolicy } from "./binding.ts";
 
 export interface LaunchOptions {
   readonly n: number;
@@ -31,6 +32,11 @@ export interface LaunchOptions {
   /** A rank's own argv prefix and environment (e.g. `ip netns exec ns ...` to put ranks on other "hosts"). */
   readonly rankCommand?: (rank: number, command: readonly string[]) => readonly string[];
   readonly rankEnv?: (rank: number) => Readonly<Record<string, string | undefined>>;
+  /**
+   * "core" (default: UCX_TS_BIND_TO, else core): each rank bound to a core of its own when this
+   * host has a core per rank, as mpirun binds (binding.ts); "none": left to the scheduler.
+   */
+  readonly bindTo?: BindPolicy;
   /** The address rank 0 is reached at (default 127.0.0.1); the port is picked free here. */
   readonly rootHost?: string;
   /** Aborting stops every rank (SIGTERM, then SIGKILL): `ucx-ts run` ties it to its own SIGINT/SIGTERM so no rank outlives it. */
@@ -125,6 +131,9 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
   if (!Number.isInteger(n) || n < 1 || n > 4096) throw new UcxError("UCX_TS_INVALID_ARGUMENT", `-n must be an integer 1..4096, got ${n}`);
   const port = await freePort();
   const command = options.command ?? runtimeCommand(script);
+  const policy = options.bindTo ?? bindPolicy({ ...process.env, ...options.env });
+  const cpus = policy === "none" ? undefined : allowedCpus();
+  const taskset = policy === "none" ? undefined : findTaskset();
   const onLine = options.onLine ?? ((rank, stream, line) => (stream === "stdout" ? process.stdout : process.stderr).write(`[${rank}] ${line}\n`));
   const children: ChildProcess[] = [];
   const ranks: { code: number | null; signal: NodeJS.Signals | null }[] = [];
@@ -152,7 +161,7 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
       UCX_TS_LOCAL_RANK: String(rank),
     };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-    const [cmd, ...pre] = options.rankCommand?.(rank, command) ?? command;
+    const [cmd, ...pre] = [...bindPrefix(rank, n, policy, cpus, taskset), ...(options.rankCommand?.(rank, command) ?? command)];
     markCloseOnExec(); // a caller's open workers: the ranks inherit none of UCX's sockets (close-on-exec.ts)
     const child = spawn(cmd!, [...pre, script, ...(options.args ?? [])], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);

@@ -79,6 +79,14 @@ export async function spinWhile(worker: Worker, pending: () => boolean, budgetMs
   }
 }
 
+/**
+ * Empty polls between two progress calls of the watch worker (a power of two): its tcp endpoints
+ * cost an epoll_wait per call, and a member's death need not be seen within microseconds. In
+ * blocking mode's sleep each empty poll is a SLEEP_MS sleep: a death is seen within WATCH_EVERY ms
+ * there, not sooner (the watch worker's socket does not wake this worker's ucp_worker_wait).
+ */
+const WATCH_EVERY = 16;
+
 /** Blocking mode: the longest sleep in ucp_worker_wait before the event loop gets a turn (ms). */
 const SLEEP_MS = 1;
 /**
@@ -98,12 +106,16 @@ const POLL_TURN_MS = 1;
  * are away for long holds no core; no fd watcher thread or Atomics.waitAsync task stands between
  * the event and this loop. Polling mode never sleeps (as Open MPI).
  */
-export async function pollWhile(worker: Worker, pending: () => boolean, busyMs: number, sleeps: boolean): Promise<void> {
+export async function pollWhile(worker: Worker, pending: () => boolean, busyMs: number, sleeps: boolean, watch?: () => void): Promise<void> {
   const yieldCore = ucx().sched_yield;
   let lastEvent = performance.now();
+  let empty = 0;
   while (pending() && !worker.closed) {
     if (worker.progress() > 0) {
       lastEvent = performance.now();
+    } else if ((++empty & (WATCH_EVERY - 1)) === 0 && watch) {
+      // The watch worker (channel.ts): a member's death fails this step from in there.
+      watch();
     } else if (!sleeps || performance.now() - lastEvent <= busyMs) {
       yieldCore();
     } else if (worker.wait(SLEEP_MS) > 0) {

@@ -5,6 +5,8 @@ import process from "node:process";
 import { runtime } from "../../src/ffi/index.ts";
 import { runArgv, runScript } from "../helpers/spawn.ts";
 import { skipWithReason } from "../helpers/skip.ts";
+import { readFileSync } from "node:fs";
+import { allowedCpus, findTaskset } from "../../src/ucg/binding.ts";
 
 const test = suite("cli/run");
 const CLI = "src/cli/index.ts";
@@ -29,9 +31,26 @@ test("a failing rank stops the others and its status is run's", async () => {
   assert.ok(Date.now() - t0 < 30_000);
 });
 
+const BIND_NAME = "run binds each rank to a core of its own when there is one per rank (as mpirun), not when oversubscribed or with --bind-to none";
+const cpus = allowedCpus() ?? [];
+if (cpus.length < 2 || !findTaskset()) skipWithReason(test, BIND_NAME, "needs Linux's taskset and 2 allowed CPUs");
+else test(BIND_NAME, async () => {
+  const ranksCpus = async (args: string[]) => {
+    const r = await runScript(CLI, ["run", ...args, PROBE], { env: { PROBE_CPUS: "1" }, timeoutMs: 60_000 });
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout.trim().split("\n").sort().map((l) => /cpus=(\S+)/.exec(l)?.[1]);
+  };
+  assert.equal(await ranksCpus(["-n", "2"]), [String(cpus[0]), String(cpus[1])]);
+  const all = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync("/proc/self/status", "utf8"))![1];
+  assert.equal(await ranksCpus(["-n", "2", "--bind-to", "none"]), [all, all]);
+  const over = cpus.length + 1;
+  assert.equal(await ranksCpus(["-n", String(over)]), new Array(over).fill(all));
+});
+
 test("usage errors exit 2", async () => {
   assert.is((await runScript(CLI, ["run", PROBE])).code, 2);
   assert.is((await runScript(CLI, ["run", "-n", "2"])).code, 2);
+  assert.is((await runScript(CLI, ["run", "-n", "2", "--bind-to", "socket", PROBE])).code, 2);
 });
 
 test("ucg-info prints the trees and the pick for a group and size", async () => {

@@ -15,6 +15,7 @@ import { pollWhile, spinWhile } from "../../src/ucg/step-spin.ts";
 import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance.ts";
 import { normalize } from "../../src/ucg/request.ts";
 import process from "node:process";
+import { bindPolicy, bindPrefix, parseCpuList } from "../../src/ucg/binding.ts";
 
 const test = suite("ucg/units");
 
@@ -345,6 +346,20 @@ test("dbtSegments cuts a vector into two halves of segments that cover it once, 
     assert.is(next, count);
     assert.is(cut.largest, largest);
   }
+});
+
+test("binding: CPU lists parse or are refused, a rank gets the r-th allowed CPU only with a core per rank, UCX_TS_BIND_TO is checked", () => {
+  assert.equal(parseCpuList("0-3,6,8-9\n"), [0, 1, 2, 3, 6, 8, 9]);
+  assert.equal(parseCpuList("5"), [5]);
+  for (const bad of ["", "a", "3-1", "1,,2", "-1"]) assert.is(parseCpuList(bad), undefined, bad);
+  assert.equal(bindPrefix(1, 2, "core", [4, 6], "/usr/bin/taskset"), ["/usr/bin/taskset", "-c", "6"]);
+  assert.equal(bindPrefix(1, 3, "core", [4, 6], "/usr/bin/taskset"), []);
+  assert.equal(bindPrefix(1, 2, "none", [4, 6], "/usr/bin/taskset"), []);
+  assert.equal(bindPrefix(1, 2, "core", undefined, "/usr/bin/taskset"), []);
+  assert.equal(bindPrefix(1, 2, "core", [4, 6], undefined), []);
+  assert.is(bindPolicy({}), "core");
+  assert.is(bindPolicy({ UCX_TS_BIND_TO: "none" }), "none");
+  assert.throws(() => bindPolicy({ UCX_TS_BIND_TO: "socket" }), (e: unknown) => e instanceof UcxError && e.code === "UCX_TS_INVALID_ARGUMENT");
 });
 
 test.run();
