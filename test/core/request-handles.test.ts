@@ -12,7 +12,7 @@ import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { UcxError, Worker } from "../../src/index.ts";
-import { startPeer } from "../helpers/peer-process.ts";
+import { echoThroughNewPeer, startPeer } from "../helpers/peer-process.ts";
 import { drive, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 const MiB = 1 << 20;
@@ -107,17 +107,7 @@ for (const mode of MODES) {
       await run(ep.close());
       if (handles) assert.is(handles.live, 0, "every failed send's handle unmapped");
       // Alive and well: a new peer, a verified echo of a rendezvous-sized message.
-      const again = await startPeer(mode, "peer");
-      try {
-        const ep2 = await run(w.connect({ host: "127.0.0.1", port: again.port }));
-        const back = new Uint8Array(MiB);
-        await run(Promise.all([ep2.recv(back, 8), ep2.send(pattern(MiB, 7), 7)]));
-        assert.ok(samePattern(back, 7));
-        await run(ep2.send(new Uint8Array(0), 0));
-        assert.is(await run(again.exited), 0);
-      } finally {
-        again.kill();
-      }
+      await echoThroughNewPeer(w, mode, run, MiB);
     } finally {
       peer.kill();
       await run(w.close());

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
-import { startPeer } from "../helpers/peer-process.ts";
+import { echoThroughNewPeer, startPeer } from "../helpers/peer-process.ts";
 import { drive, MODES, pattern, rejection, samePattern } from "../helpers/workers.ts";
 
 for (const mode of MODES) {
@@ -64,17 +64,7 @@ for (const mode of MODES) {
       await run(ep.close());
 
       // The survivor still works: a new peer, a new connection, a verified echo.
-      const again = await startPeer(mode, "peer");
-      try {
-        const ep2 = await run(w.connect({ host: "127.0.0.1", port: again.port }));
-        const back = new Uint8Array(1000);
-        await run(Promise.all([ep2.recv(back, 8), ep2.send(pattern(1000, 7), 7)]));
-        assert.ok(samePattern(back, 7));
-        await run(ep2.send(new Uint8Array(0), 0));
-        assert.is(await run(again.exited), 0);
-      } finally {
-        again.kill();
-      }
+      await echoThroughNewPeer(w, mode, run, 1000);
     } finally {
       peer.kill();
       await run(w.close());

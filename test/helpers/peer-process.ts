@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import process from "node:process";
 import { Worker, type Endpoint } from "../../src/index.ts";
 import { repoRoot, runtimeArgv } from "./spawn.ts";
-import { drive } from "./workers.ts";
+import { drive, pattern, samePattern } from "./workers.ts";
 
 export interface PeerProcess {
   readonly child: ChildProcess;
@@ -73,3 +73,23 @@ export async function withPeer(
     await run(worker.close());
   }
 }
+
+/**
+ * A survivor still works: a new echo peer in `mode`, a new connection from `worker`, `size`
+ * bytes echoed intact (throws if not), and the peer's clean exit once told to end.
+ */
+export async function echoThroughNewPeer(worker: Worker, mode: string, run: <T>(p: Promise<T>) => Promise<T>, size: number): Promise<void> {
+  const again = await startPeer(mode, "peer");
+  try {
+    const ep = await run(worker.connect({ host: "127.0.0.1", port: again.port }));
+    const back = new Uint8Array(size);
+    await run(Promise.all([ep.recv(back, 8), ep.send(pattern(size, 7), 7)]));
+    if (!samePattern(back, 7)) throw new Error(`the echo of ${size} bytes through a new peer came back wrong`);
+    await run(ep.send(new Uint8Array(0), 0));
+    const exit = await run(again.exited);
+    if (exit !== 0) throw new Error(`the new peer exited with ${exit}`);
+  } finally {
+    again.kill();
+  }
+}
+
