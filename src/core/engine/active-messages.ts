@@ -15,6 +15,7 @@ import type { OpHost } from "./op-host.ts";
 import { AM_POOL_MIN_BYTES, AmBufferPool } from "./am-buffer-pool.ts";
 import { setUserData } from "./tag-operations.ts";
 import { AmPack } from "./am-pack.ts";
+import { setParamsMemh } from "./request-handles.ts";
 import type { Payload } from "./payload.ts";
 
 const UCS_OK = 0;
@@ -253,14 +254,11 @@ export class ActiveMessages {
       // shared-memory get), and still return the request.
       fetch = { request: 0, buffer, slot: m.slot, memh };
       this.fetching.set(key, fetch);
-      if (memh) {
-        this.fetchParam.set("memh", memh as number | bigint);
-        this.fetchParam.view.setUint32(0, FETCH_MASK | C.UCP_OP_ATTR_FIELD_MEMH, true);
-      }
+      if (memh) setParamsMemh(this.fetchParam, FETCH_MASK, memh);
     }
     const param = byCallback ? this.fetchParamAddress : this.h.params(0, 0, memh);
     const r = this.h.u.ucp_am_recv_data_nbx(this.h.worker, m.desc, address, m.length, param);
-    if (byCallback && memh) this.fetchParam.view.setUint32(0, FETCH_MASK, true);
+    if (byCallback && memh) setParamsMemh(this.fetchParam, FETCH_MASK, 0);
     if (r === 0 || ptrIsError(r)) {
       this.fetching.delete(key);
       this.h.handles.release(memh);

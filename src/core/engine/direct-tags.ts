@@ -21,7 +21,7 @@ import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, typ
 import { u64At } from "./fast-requests.ts";
 import type { EndpointState } from "./op-host.ts";
 import { tagArgument } from "./records.ts";
-import type { RequestHandles } from "./request-handles.ts";
+import { setParamsMemh, type RequestHandles } from "./request-handles.ts";
 import { setUserData } from "./tag-operations.ts";
 
 const UCS_OK = 0;
@@ -114,9 +114,9 @@ export class DirectTags {
     this.posted.sends++;
     // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
     const memh = e.peer ? this.handles.map(address, length) : 0;
-    if (memh) withMemh(this.sendParam, SEND_MASK, memh);
+    if (memh) setParamsMemh(this.sendParam, SEND_MASK, memh);
     const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
-    if (memh) this.sendParam.view.setUint32(0, SEND_MASK, true);
+    if (memh) setParamsMemh(this.sendParam, SEND_MASK, 0);
     if (r === 0 || ptrIsError(r)) {
       this.handles.release(memh);
       return r === 0 ? UCS_OK : r;
@@ -141,9 +141,9 @@ export class DirectTags {
     this.posted.receives++;
     // A receive's rendezvous may hand its buffer's rkey to the sender (request-handles.ts).
     const memh = this.handles.map(address, length);
-    if (memh) withMemh(this.recvParam, RECV_MASK, memh);
+    if (memh) setParamsMemh(this.recvParam, RECV_MASK, memh);
     const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), -1, this.recvParamAddress);
-    if (memh) this.recvParam.view.setUint32(0, RECV_MASK, true);
+    if (memh) setParamsMemh(this.recvParam, RECV_MASK, 0);
     if (ptrIsError(r)) {
       this.handles.release(memh);
       return r;
@@ -271,10 +271,4 @@ export class DirectTags {
     this.recvCallback.close();
     this.sendCallback.close();
   }
-}
-
-/** `param` with memory handle `memh` and `mask` | UCP_OP_ATTR_FIELD_MEMH (the caller puts `mask` back after its call). */
-function withMemh(param: ReturnType<Ucx["struct"]>, mask: number, memh: Pointer): void {
-  param.set("memh", memh as number | bigint);
-  param.view.setUint32(0, mask | C.UCP_OP_ATTR_FIELD_MEMH, true);
 }

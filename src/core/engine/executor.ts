@@ -20,7 +20,7 @@ import { OutSlots } from "../out-slots.ts";
 import { ActiveMessages } from "./active-messages.ts";
 import { BatchOperations } from "./batch-operations.ts";
 import { DirectTags } from "./direct-tags.ts";
-import { RequestHandles } from "./request-handles.ts";
+import { RequestHandles, setParamsMemh } from "./request-handles.ts";
 import { EndpointOperations } from "./endpoint-operations.ts";
 import { FastRequests, type FastReport } from "./fast-requests.ts";
 import { InlineStaging } from "./inline-staging.ts";
@@ -337,13 +337,9 @@ export class Executor {
   }
 
   /** The shared parameters with these op_attr_mask and flags, and a memory handle when `memh` is one. */
-  private params(mask: number, flags = 0, memh?: Pointer): Pointer {
+  private params(mask: number, flags = 0, memh: Pointer = 0): Pointer {
     const p = this.param;
-    if (memh) {
-      p.set("memh", memh as number | bigint);
-      mask |= C.UCP_OP_ATTR_FIELD_MEMH;
-    }
-    p.view.setUint32(0, mask, true); // op_attr_mask
+    setParamsMemh(p, mask, memh); // op_attr_mask, with UCP_OP_ATTR_FIELD_MEMH when memh is one
     p.view.setUint32(4, flags, true); // flags
     return this.paramAddress;
   }

@@ -77,3 +77,13 @@ export class RequestHandles {
     for (const memh of this.abandoned.splice(0)) this.release(memh);
   }
 }
+
+/**
+ * Request parameters `param` get op_attr_mask `mask`, plus UCP_OP_ATTR_FIELD_MEMH and memory
+ * handle `memh` when it is one (0: without; what a struct kept for one kind of request is put
+ * back to after the call that carried a handle).
+ */
+export function setParamsMemh(param: ReturnType<Ucx["struct"]>, mask: number, memh: Pointer): void {
+  if (memh) param.set("memh", memh as number | bigint);
+  param.view.setUint32(0, memh ? mask | C.UCP_OP_ATTR_FIELD_MEMH : mask, true); // op_attr_mask
+}

@@ -11,6 +11,7 @@ import type { FastRequests } from "./fast-requests.ts";
 import type { InlineStaging } from "./inline-staging.ts";
 import type { OpHost } from "./op-host.ts";
 import { INLINE_OFFSET, SEND_FLAG_INLINE, SEND_FLAG_MEMH, SUB, tagArgument } from "./records.ts";
+import { setParamsMemh } from "./request-handles.ts";
 import type { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
 import { FastKind } from "./takeover-state.ts";
@@ -19,6 +20,8 @@ const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
 const UCS_ERR_NO_MESSAGE = -1;
 const UCS_ERR_NOT_CONNECTED = -24;
+/** The op_attr_mask of every tag receive's own parameters: NO_IMM_CMPL (see tagRecv), the callback, the id as user data. */
+const RECV_MASK = C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
 
 export class TagOperations {
   private readonly recvCallback: NativeCallback;
@@ -26,9 +29,6 @@ export class TagOperations {
   /** Request parameters of every tag receive: NO_IMM_CMPL, the callback, the id as user data. */
   private readonly recvParam: ReturnType<Ucx["struct"]>;
   private readonly recvParamAddress: Pointer;
-  /** The same with a memory handle (request-handles.ts), made when first needed, and its address. */
-  private recvMemhParam: ReturnType<Ucx["struct"]> | undefined;
-  private recvMemhParamAddress: Pointer = 0;
   /** Where sendSource leaves a send's address, staging chunk and own memory handle (fields: nothing allocated per send). */
   private sourceAddress = 0;
   private sourceStaging: number | undefined;
@@ -52,7 +52,9 @@ export class TagOperations {
       tracker.queueCompleted(userData, status);
     });
     h.param.set("cb", this.sendCallback.address); // used only with UCP_OP_ATTR_FIELD_CALLBACK (sends)
-    this.recvParam = this.makeRecvParam();
+    this.recvParam = u.struct("ucp_request_param_t");
+    this.recvParam.set("op_attr_mask", RECV_MASK);
+    this.recvParam.set("cb", this.recvCallback.address);
     this.recvParamAddress = u.addressOf(this.recvParam.bytes);
   }
 
@@ -81,7 +83,7 @@ export class TagOperations {
       return this.h.params(byCallback);
     }
     if (flags & SEND_FLAG_MEMH) {
-      // A registration that failed: send without a handle.
+      // The application's registration (one that failed gives 0: sent without a handle).
       return this.h.params(byCallback, 0, this.h.memh(ring.f64[(w >> 1) + SUB.handle]!));
     }
     if (rendezvous) this.sourceMemh = this.h.handles.map(address, length);
@@ -160,29 +162,14 @@ export class TagOperations {
     // may need a handle of its own as a send does (request-handles.ts).
     const memh = this.h.handles.map(address, length);
     // Takeover: no callback (checked instead, by whichever thread holds the token).
-    const param = this.fast ? this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL, 0, memh) : memh ? this.recvParamWith(id, memh) : this.recvParamAddress;
+    const own = !this.fast && memh !== 0; // the receives' own parameters carry it for this call
+    if (own) setParamsMemh(this.recvParam, RECV_MASK, memh);
+    const param = this.fast ? this.h.params(C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL, 0, memh) : this.recvParamAddress;
     const r = this.h.u.ucp_tag_recv_nbx(this.h.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), param);
+    if (own) setParamsMemh(this.recvParam, RECV_MASK, 0);
     if (!this.tracker.track(id, r, "tagRecv", 0, undefined, memh)) return this.h.done(id, UCS_INPROGRESS); // cannot happen with NO_IMM_CMPL
   }
 
-  /** The receives' parameters with request `id` and memory handle `memh` (request-handles.ts). */
-  private recvParamWith(id: number, memh: Pointer): Pointer {
-    if (!this.recvMemhParam) {
-      this.recvMemhParam = this.makeRecvParam(C.UCP_OP_ATTR_FIELD_MEMH);
-      this.recvMemhParamAddress = this.h.u.addressOf(this.recvMemhParam.bytes);
-    }
-    setUserData(this.recvMemhParam, id);
-    this.recvMemhParam.set("memh", memh as number | bigint);
-    return this.recvMemhParamAddress;
-  }
-
-  /** Parameters of a tag receive: NO_IMM_CMPL, the callback, the id as user data, and `more`. */
-  private makeRecvParam(more = 0): ReturnType<Ucx["struct"]> {
-    const p = this.h.u.struct("ucp_request_param_t");
-    p.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA | more);
-    p.set("cb", this.recvCallback.address);
-    return p;
-  }
 
   /** A receive on a failed endpoint past its drain: posted only if UCX holds a match (see queued). */
   tagRecvIfQueued(id: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number): void {
