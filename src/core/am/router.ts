@@ -129,14 +129,16 @@ export class AmRouter {
 
   route(endpointId: number, endpoint: Endpoint | undefined, status: number, payload: Payload | undefined, amId: number): void {
     if (status !== UCS_OK) {
-      const own = this.inbox(endpointId);
-      // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
-      const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
-      return inbox.putError(UcxError.fromStatus(status, "active message receive", describeStatus), this.arrivals++);
+      return this.target(this.inbox(endpointId)).putError(UcxError.fromStatus(status, "active message receive", describeStatus), this.arrivals++);
     }
     const buffer = payload?.buffers?.[0] ?? new ArrayBuffer(0);
     const data = new Uint8Array(buffer, 0, payload?.length ?? buffer.byteLength);
     this.routeData(endpointId, endpoint, amId, data, payload?.header ?? new Uint8Array(0), this.releaser(buffer));
+  }
+
+  /** Where a message for endpoint inbox `own` goes: its own waiter first, else a waiter for any endpoint, else its queue. */
+  private target(own: AmInbox): AmInbox {
+    return own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
   }
 
   /**
@@ -145,8 +147,7 @@ export class AmRouter {
    */
   routeData(endpointId: number, endpoint: Endpoint | undefined, amId: number, data: Uint8Array, raw: Uint8Array, release: () => void): void {
     const own = this.inbox(endpointId);
-    // An endpoint's own waiter first, else a waiter for any endpoint, else the endpoint's queue.
-    const inbox = own.waiting === 0 && this.anyInbox.waiting > 0 ? this.anyInbox : own;
+    const inbox = this.target(own);
     const seq = this.arrivals++;
     if (amId !== 0) {
       const handler = this.handlers.get(AmRouter.rawKey(amId));
