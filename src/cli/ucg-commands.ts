@@ -36,7 +36,7 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
       const v = args[++i];
       if (v !== "core" && v !== "none") throw new UsageError(`run: --bind-to takes core or none, got '${v ?? ""}'`);
       bindTo = v;
-    }    else if (a === "--") {
+    } else if (a === "--") {
       i++;
       break;
     } else if (a.startsWith("-")) throw new UsageError(`run: unknown option '${a}'`);
