@@ -14,8 +14,9 @@
  * contexts with atomics, though atomics then work: a v1 receiver fed rendezvous active messages
  * by a v2 sender (any UCX >= 1.16 peer on its defaults: UCXX, C programs) got messages with their
  * tails zeroed at fragment boundaries, 5-8 of 15 in the application-thread modes (v1-v1 and v2-v2:
- * 0 of 15; docs/upstream-reports.md 4). A user whose peers all run ucx-ts can set
- * UCX_PROTO_ENABLE=n on every side, or use errorHandling "none", to have atomics.
+ * 0 of 15; docs/upstream-reports.md 4). Instead, since 2026-11-28, ucx-ts carries atomics on such
+ * endpoints itself, over active messages to the target's executor (engine/am-atomics.ts), when
+ * `atomicsOverActiveMessages` says this UCX needs it.
  *
  * UCX 1.16 also added an invalidation of a request's buffer registration when a rendezvous whose
  * rkey the peer holds fails on a peer-error-handling endpoint, which crashes the process when the
@@ -51,15 +52,34 @@ export function requestHandlesFrom(
   environment: (name: string) => string | undefined = cEnvironment,
 ): number {
   if (forced === "0") return Infinity;
-  // The user's value of UCX_`name`: the context's own (with or without the prefix), else the environment's.
-  const chosen = (name: string): string | undefined => {
-    const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === name)?.[1];
-    return own !== undefined ? String(own) : environment(`UCX_${name}`);
-  };
+  const user = (name: string) => chosen(overrides, environment, name);
   const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
-  const cache = registrationCacheOn(chosen("MEM_EVENTS")) && !isNo(chosen("RCACHE_ENABLE"));
+  const cache = registrationCacheOn(user("MEM_EVENTS")) && !isNo(user("RCACHE_ENABLE"));
   if (forced !== "1" && (!since116 || cache)) return Infinity;
-  return Math.min(REQUEST_HANDLES_FROM, memoryUnits(chosen("RNDV_THRESH")) ?? Infinity);
+  return Math.min(REQUEST_HANDLES_FROM, memoryUnits(user("RNDV_THRESH")) ?? Infinity);
+}
+
+/**
+ * Whether atomics on endpoints with peer error handling go over active messages (engine/
+ * am-atomics.ts): on UCX >= 1.16 unless the user chose protocols v1 (UCX_PROTO_ENABLE=n), under
+ * which UCX's own atomics work. `forced` is UCX_TS_ATOMICS_OVER_AM: "1" on any UCX (the tests run
+ * that path against 1.13), "0" never. Arguments as for `requestHandlesFrom`.
+ */
+export function atomicsOverActiveMessages(
+  overrides: Readonly<Record<string, string | number | boolean>>,
+  forced: string | undefined,
+  version: { readonly major: number; readonly minor: number } = ucxVersionNumbers(),
+  environment: (name: string) => string | undefined = cEnvironment,
+): boolean {
+  if (forced === "0" || forced === "1") return forced === "1";
+  const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
+  return since116 && !isNo(chosen(overrides, environment, "PROTO_ENABLE"));
+}
+
+/** The user's value of UCX_`name`: the context's own (with or without the prefix), else the environment's. */
+function chosen(overrides: Readonly<Record<string, string | number | boolean>>, environment: (name: string) => string | undefined, name: string): string | undefined {
+  const own = Object.entries(overrides).find(([k]) => k.replace(/^UCX_/, "") === name)?.[1];
+  return own !== undefined ? String(own) : environment(`UCX_${name}`);
 }
 
 /** A UCX memory-units value ("8192", "8k", "1m", ...) in bytes; undefined for "auto", "inf" or nonsense. */

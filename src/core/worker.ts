@@ -21,6 +21,7 @@ import type { Endpoint, ErrorHandling } from "./endpoint.ts";
 import type { Submitted } from "./endpoint-host.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
 import type { RequestHandles } from "./engine/request-handles.ts";
+import type { AmAtomics } from "./engine/am-atomics.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
@@ -197,7 +198,8 @@ export class Worker {
   }
 
 /**
-   * Receive UCX active messages with a raw AM id (1 and above; 0 carries UCXX's messages):
+   * Receive UCX active messages with a raw AM id (1 to 65534; 0 carries UCXX's messages, 65535
+   * ucx-ts's atomics over active messages):
    * UCX's plain AM model, the header as the sender gave it. Resolves once UCX has the handler;
    * the returned function removes it here (UCX keeps delivering; messages are then dropped).
    */
@@ -425,6 +427,11 @@ export class Worker {
   /** @internal Polling and blocking modes: the memory handles mapped for single requests (request-handles.ts). */
   requestHandles(): RequestHandles | undefined {
     return this.#path.requestHandles();
+  }
+
+  /** @internal Polling and blocking modes: atomics over active messages (engine/am-atomics.ts), both sides' counts. */
+  amAtomics(): AmAtomics | undefined {
+    return this.#path.amAtomics();
   }
 
   /** @internal Request `id` waits on endpoint `owner` (see `unsettledRequestsOf`); `receive` for receives. */

@@ -17,6 +17,8 @@ import { setUserData } from "./tag-operations.ts";
 import { AmPack } from "./am-pack.ts";
 import { setParamsMemh } from "./request-handles.ts";
 import type { Payload } from "./payload.ts";
+import type { AmAtomics } from "./am-atomics.ts";
+import { ATOMIC_AM_ID } from "./am-atomic-wire.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -98,6 +100,8 @@ export class ActiveMessages {
     private readonly h: OpHost,
     /** Thread mode: memory released on the application thread, not yet taken into the pool here. */
     private readonly released: () => ArrayBuffer | undefined = () => undefined,
+    /** Atomics over active messages (am-atomics.ts): the messages of ATOMIC_AM_ID go there. */
+    private readonly atomics?: AmAtomics,
   ) {
     this.stagingAddress = h.u.addressOf(this.staging);
     this.packed = new AmPack(h.u);
@@ -113,6 +117,7 @@ export class ActiveMessages {
     this.fetchParam.set("cb", this.fetchCallback.address);
     this.fetchParamAddress = h.u.addressOf(this.fetchParam.bytes);
     this.setAmHandler(0); // UCXX's AM id
+    if (atomics) this.setAmHandler(ATOMIC_AM_ID);
   }
 
 
@@ -154,6 +159,12 @@ export class ActiveMessages {
     const attr = w[0]!; // the flags used here are in the low word
     const reply = attr & C.UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? w[2]! + w[3]! * 0x100000000 : 0;
     const endpoint = this.h.endpointIdOf(reply);
+    if (amId === ATOMIC_AM_ID && this.atomics) {
+      // A header and no data; anything else is not ours to keep (UCS_OK drops rendezvous data too).
+      if (length === 0 && !(attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV)) this.atomics.arrived(header, headerLength, reply, endpoint);
+      else this.atomics.dropped++;
+      return UCS_OK;
+    }
     const key = orderKey(endpoint, amId);
     const order = this.amOrder.size > 0 ? this.amOrder.get(key) : undefined;
     if (!(attr & C.UCP_AM_RECV_ATTR_FLAG_RNDV) && !order) {

@@ -35,8 +35,8 @@ export class EndpointOperations {
     private readonly h: OpHost,
     private readonly tracker: RequestTracker,
     private readonly takeover: TakeoverState | undefined,
-    /** The endpoint is closing: its remote keys go first (remote-memory.ts). */
-    private readonly destroyRkeysOf: (ep: number) => void,
+    /** Endpoint `ep` is going (closed or failed): its remote keys and atomics over AM end first. */
+    private readonly endpointGone: (ep: number) => void,
     /** Takeover: an endpoint failed, work only the executor's thread does (Executor.needToken). */
     private readonly needToken: () => void,
   ) {
@@ -82,7 +82,7 @@ export class EndpointOperations {
     const e = this.endpoints.get(ep);
     if (!e) return this.h.done(id, UCS_OK); // already gone (closed after an error)
     this.takeover?.dropEndpoint(ep);
-    this.destroyRkeysOf(ep);
+    this.endpointGone(ep);
     this.byHandle.delete(e.handle);
     // A failed endpoint can only be force-closed, and only peer-mode endpoints can be (ucp.h;
     // UCX answers UCS_ERR_INVALID_PARAM otherwise): a "none" endpoint always flushes and closes.
@@ -151,7 +151,7 @@ export class EndpointOperations {
     const e = this.endpoints.get(ep);
     if (!e) return;
     this.takeover?.dropEndpoint(ep);
-    this.destroyRkeysOf(ep);
+    this.endpointGone(ep);
     this.byHandle.delete(e.handle);
     const r = this.h.u.ucp_ep_close_nbx(e.handle, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_EP_CLOSE_FLAG_FORCE));
     this.endpoints.delete(ep);

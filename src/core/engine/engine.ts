@@ -14,6 +14,7 @@
  */
 import type { DirectTags } from "./direct-tags.ts";
 import type { RequestHandles } from "./request-handles.ts";
+import type { AmAtomics } from "./am-atomics.ts";
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
@@ -137,6 +138,8 @@ export interface Engine {
   directOpen?(): boolean;
   /** The executor's memory handles for single requests (request-handles.ts), where it runs on this thread. */
   readonly requestHandles?: RequestHandles;
+  /** The executor's atomics over active messages (am-atomics.ts), where it runs on this thread. */
+  readonly amAtomics?: AmAtomics;
 }
 
 export interface EngineOptions {
@@ -177,6 +180,8 @@ export interface EngineOptions {
    * 1.16 without a registration cache); absent or Infinity: none is.
    */
   readonly requestHandlesFrom?: number;
+  /** Atomics on peer-error-handling endpoints go over active messages (am-atomics.ts); default false. */
+  readonly atomicsOverActiveMessages?: boolean;
   /** Thread mode with takeover: the shared state's memory, made by the engine for its thread. */
   readonly takeoverState?: SharedArrayBuffer;
 }

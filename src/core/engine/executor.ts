@@ -18,6 +18,7 @@ import { Context, type Feature } from "../context.ts";
 import { check, ucx } from "../library.ts";
 import { OutSlots } from "../out-slots.ts";
 import { ActiveMessages } from "./active-messages.ts";
+import { AmAtomics } from "./am-atomics.ts";
 import { BatchOperations } from "./batch-operations.ts";
 import { DirectTags } from "./direct-tags.ts";
 import { RequestHandles, setParamsMemh } from "./request-handles.ts";
@@ -75,6 +76,11 @@ export interface ExecutorOptions {
   readonly direct?: boolean;
   /** The smallest send or receive given a memory handle of its own (request-handles.ts); default none. */
   readonly requestHandlesFrom?: number;
+  /**
+   * Atomics on endpoints with peer error handling go over active messages (am-atomics.ts): this
+   * UCX has no protocol for them (ucx-version-gaps.ts); default false. Needs the "am" feature.
+   */
+  readonly atomicsOverActiveMessages?: boolean;
 }
 
 export class Executor {
@@ -96,6 +102,8 @@ export class Executor {
   readonly direct: DirectTags | undefined;
   /** Memory handles mapped for single requests (ExecutorOptions.requestHandlesFrom). */
   readonly handles: RequestHandles;
+  /** Atomics over active messages, both sides (am-atomics.ts); with the "am" feature. */
+  readonly amAtomics: AmAtomics | undefined;
 
   // Scratch structs reused by every call (one thread only): never allocate on the data path.
   private readonly param: ReturnType<Ucx["struct"]>;
@@ -190,7 +198,7 @@ export class Executor {
     this.tracker = new RequestTracker(u, this.out, staging, this.fast, host, (ep) => this.endpoints.endpoints.delete(ep), this.handles);
     this.rma = new RemoteMemory(host);
     this.listeners = new ListenerOperations(host);
-    this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.destroyRkeysOf(ep), () => this.needToken());
+    this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.endpointGone(ep), () => this.needToken());
     this.tags = new TagOperations(host, this.tracker, staging, this.fast);
     if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id), this.handles);
     // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
@@ -198,7 +206,12 @@ export class Executor {
     const pool = options.bouncePool;
     if (pool && pool.byteLength > 0) this.rma.register(BOUNCE_POOL_MEMORY, u.addressOf(new Uint8Array(pool)), pool.byteLength);
     this.shareMemory(BOUNCE_POOL_MEMORY);
-    if (options.features.includes("am")) this.am = new ActiveMessages(host, released);
+    if (options.features.includes("am")) {
+      // Every worker with active messages serves atomics over them: its peers' UCX decides.
+      const atomics = (this.amAtomics = new AmAtomics(host, (address, size) => this.rma.atomicWord(address, size)));
+      this.am = new ActiveMessages(host, released, atomics);
+      this.rma.useAtomicsOverAm(atomics, options.atomicsOverActiveMessages ?? false);
+    }
     this.batches = new BatchOperations(host, this.tracker, this.tags);
     this.operations = operationTable({
       tags: this.tags,

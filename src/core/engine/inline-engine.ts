@@ -7,6 +7,7 @@ import type { CompletionHandler, Engine, EngineOptions, ProgressMode, Submission
 import { CompletionWriter } from "./completion-writer.ts";
 import type { DirectTags } from "./direct-tags.ts";
 import type { RequestHandles } from "./request-handles.ts";
+import type { AmAtomics } from "./am-atomics.ts";
 import { Executor, type CompletionSink } from "./executor.ts";
 import type { Payload } from "./payload.ts";
 import { COMPLETION_BYTES, SUBMISSION_BYTES, type Completion } from "./records.ts";
@@ -62,6 +63,10 @@ export class InlineEngine implements Engine, CompletionSink {
 
   get requestHandles(): RequestHandles {
     return this.executor.handles;
+  }
+
+  get amAtomics(): AmAtomics | undefined {
+    return this.executor.amAtomics;
   }
 
   /**

@@ -1,24 +1,69 @@
 /**
  * Registered memory, remote keys, put/get and atomics, run by the executor's thread: the
  * ucp_mem_h of each MemoryHandle and the ucp_rkey_h of each RemoteKey, by the application's ids.
- * Remote keys are unpacked for one endpoint and destroyed before it closes.
+ * Remote keys are unpacked for one endpoint and destroyed before it closes. Atomics on endpoints
+ * with peer error handling go over active messages where UCX has no protocol for them
+ * (am-atomics.ts); the memory a peer's such atomics may reach is what was exported here.
  */
 import { UCX_CONSTANTS as C, type Pointer } from "../../ffi/index.ts";
 import { Op } from "./records.ts";
 import type { EndpointState, OpHost } from "./op-host.ts";
+import type { AmAtomics, AtomicWord } from "./am-atomics.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_INVALID_PARAM = -5;
 const UCS_ERR_NO_ELEM = -12;
 const UCS_ERR_NOT_CONNECTED = -24;
+const UCS_ERR_OUT_OF_RANGE = -19;
+
+/** One registration: its handle, where it is, and what a peer's atomic over AM may do with it. */
+interface Region {
+  readonly memh: Pointer;
+  address: number;
+  readonly length: number;
+  /** A key was packed for it: peers may know it. Only such memory serves atomics over AM. */
+  exported: boolean;
+  /** Views of the region from an 8-byte-aligned start, made at its first atomic over AM. */
+  words?: { readonly base: number; readonly u32: Uint32Array; readonly u64: BigUint64Array };
+}
 
 export class RemoteMemory {
-  /** Registered memory (ucp_mem_h) by the application's memory id. */
-  private readonly memories = new Map<number, Pointer>();
+  /** Registered memory by the application's memory id. */
+  private readonly memories = new Map<number, Region>();
   /** Unpacked remote keys (ucp_rkey_h) by the application's key id, with their endpoint. */
   private readonly rkeys = new Map<number, { handle: Pointer; endpoint: number }>();
+  /**
+   * Atomics over active messages (am-atomics.ts), with the "am" feature; `overAm`: this UCX
+   * needs them on peer-error-handling endpoints (ucx-version-gaps.ts, atomicsOverActiveMessages).
+   */
+  private atomics: { readonly am: AmAtomics; readonly overAm: boolean } | undefined;
 
   constructor(private readonly h: OpHost) {}
+
+  /** Set once the active messages exist (the executor makes them after this). */
+  useAtomicsOverAm(am: AmAtomics, overAm: boolean): void {
+    this.atomics = { am, overAm };
+  }
+
+  /**
+   * The word at (address, size) for a peer's atomic over AM: inside memory registered and
+   * exported here, else the status that refuses it (an address this process never offered).
+   */
+  atomicWord(address: number, size: 4 | 8): AtomicWord | number {
+    for (const r of this.memories.values()) {
+      if (!r.exported || address < r.address || address + size > r.address + r.length) continue;
+      if (!r.words) {
+        // From an aligned start (bytes before the region, in the same page, are viewed, never touched).
+        const base = r.address - (r.address % 8);
+        const end = Math.ceil((r.address + r.length) / 8) * 8;
+        const buffer = this.h.u.view(base, end - base);
+        r.words = { base, u32: new Uint32Array(buffer), u64: new BigUint64Array(buffer) };
+      }
+      const w = r.words;
+      return { words: size === 8 ? w.u64 : w.u32, index: (address - w.base) / size };
+    }
+    return UCS_ERR_OUT_OF_RANGE;
+  }
 
 
   /**
@@ -30,12 +75,13 @@ export class RemoteMemory {
     const u = this.h.u;
     const status = this.register(memory, address, length);
     if (status !== UCS_OK) return this.h.done(id, status);
-    const memh = this.memories.get(memory)!;
+    const region = this.memories.get(memory)!;
     if (address !== 0) return this.h.done(id, UCS_OK, address);
     const attr = u.struct("ucp_mem_attr_t");
     attr.set("field_mask", C.UCP_MEM_ATTR_FIELD_ADDRESS | C.UCP_MEM_ATTR_FIELD_LENGTH);
-    const q = u.ucp_mem_query(memh, u.addressOf(attr.bytes));
-    this.h.done(id, q, q === UCS_OK ? attr.getNumber("address") : 0);
+    const q = u.ucp_mem_query(region.memh, u.addressOf(attr.bytes));
+    if (q === UCS_OK) region.address = attr.getNumber("address");
+    this.h.done(id, q, q === UCS_OK ? region.address : 0);
   }
 
   /**
@@ -50,28 +96,29 @@ export class RemoteMemory {
     p.set("length", length);
     p.set("flags", address === 0 ? C.UCP_MEM_MAP_ALLOCATE : 0);
     const status = u.ucp_mem_map(this.h.contextHandle, u.addressOf(p.bytes), this.h.out.address());
-    if (status === UCS_OK) this.memories.set(memory, this.h.out.pointer());
+    if (status === UCS_OK) this.memories.set(memory, { memh: this.h.out.pointer(), address, length, exported: false });
     return status;
   }
 
   /** The memory handle of registration `memory`, or 0 (unknown, or its registration failed). */
   memh(memory: number): Pointer {
-    return this.memories.get(memory) ?? 0;
+    return this.memories.get(memory)?.memh ?? 0;
   }
 
   memUnmap(id: number, memory: number): void {
-    const memh = this.memories.get(memory);
-    if (memh === undefined) return this.h.done(id, UCS_ERR_NO_ELEM);
-    this.memories.delete(memory);
-    this.h.done(id, this.h.u.ucp_mem_unmap(this.h.contextHandle, memh));
+    const region = this.memories.get(memory);
+    if (region === undefined) return this.h.done(id, UCS_ERR_NO_ELEM);
+    this.memories.delete(memory); // with its views: no atomic reaches it after this
+    this.h.done(id, this.h.u.ucp_mem_unmap(this.h.contextHandle, region.memh));
   }
 
   rkeyPack(id: number, memory: number, address: number, capacity: number): void {
     const u = this.h.u;
-    const memh = this.memories.get(memory);
-    if (memh === undefined) return this.h.done(id, UCS_ERR_NO_ELEM);
-    const status = u.ucp_rkey_pack(this.h.contextHandle, memh, this.h.out.address(0), this.h.out.address(1));
+    const region = this.memories.get(memory);
+    if (region === undefined) return this.h.done(id, UCS_ERR_NO_ELEM);
+    const status = u.ucp_rkey_pack(this.h.contextHandle, region.memh, this.h.out.address(0), this.h.out.address(1));
     if (status !== UCS_OK) return this.h.done(id, status);
+    region.exported = true;
     const packed = this.h.out.pointer(0);
     try {
       this.h.copyOutNative(id, packed, this.h.out.pointer(1), address, capacity);
@@ -121,6 +168,7 @@ export class RemoteMemory {
   atomic(id: number, ep: number, scratch: number, size: number, remote: number, key: number, opcode: number, fetch: boolean): void {
     const t = this.rmaTarget(ep, key);
     if (typeof t === "number") return this.h.done(id, t);
+    if (this.atomics?.overAm && t.e.peer) return this.atomics.am.post(id, ep, t.e, scratch, size, remote, opcode, fetch);
     const p = this.h.param;
     // ucp_dt_make_contig(size): the operand's width; the reply buffer receives the old value.
     p.set("datatype", size << C.UCP_DATATYPE_SHIFT);
@@ -130,8 +178,17 @@ export class RemoteMemory {
     if (!this.h.track(id, r, ep)) this.h.done(id, UCS_OK);
   }
 
+  /**
+   * Endpoint `ep` is closing or failed: its remote keys are destroyed before it goes, and its
+   * atomics over AM still waiting for a reply end with its status.
+   */
+  endpointGone(ep: number): void {
+    this.atomics?.am.endpointGone(ep, this.h.endpoint(ep)?.failed ?? 0);
+    this.destroyRkeysOf(ep);
+  }
+
   /** Remote keys are unpacked per endpoint: destroy them before their endpoint goes. */
-  destroyRkeysOf(ep: number): void {
+  private destroyRkeysOf(ep: number): void {
     for (const [key, r] of this.rkeys) {
       if (r.endpoint !== ep) continue;
       this.h.u.ucp_rkey_destroy(r.handle);
@@ -147,7 +204,7 @@ export class RemoteMemory {
 
   /** After the worker is gone, before the context is: every registration. */
   unmapAll(): void {
-    for (const memh of this.memories.values()) this.h.u.ucp_mem_unmap(this.h.contextHandle, memh);
+    for (const r of this.memories.values()) this.h.u.ucp_mem_unmap(this.h.contextHandle, r.memh);
     this.memories.clear();
   }
 }

@@ -3,6 +3,7 @@
  * `ep.amRecv`), the handlers (`onAm`, `onAmCallback`), and each arriving message handed to the
  * router (am/router.ts), which picks its handler or inbox.
  */
+import { ATOMIC_AM_ID } from "../engine/am-atomic-wire.ts";
 import { ownerBytes, RECEIVED_PLAIN_HEADER, RESERVED_OWNER } from "../am/header.ts";
 import type { AmInbox, AmMessage, AmQueueLimits } from "../am/inbox.ts";
 import { AmRouter, noRelease, type AmHandler } from "../am/router.ts";
@@ -85,7 +86,9 @@ export class ActiveMessageHub {
   }
 
   async onAm(amId: number, handler: AmHandler): Promise<() => void> {
-    if (!Number.isInteger(amId) || amId < 1 || amId > 0xffff) throw invalidArgument(`AM id must be an integer from 1 to 65535, got ${amId}`);
+    if (!Number.isInteger(amId) || amId < 1 || amId >= ATOMIC_AM_ID) {
+      throw invalidArgument(`AM id must be an integer from 1 to ${ATOMIC_AM_ID - 1} (${ATOMIC_AM_ID} carries ucx-ts's atomics), got ${amId}`);
+    }
     if (!this.features().includes("am")) throw invalidArgument("active messages need the 'am' feature");
     const off = this.addHandler(AmRouter.rawKey(amId), handler);
     try {

@@ -12,7 +12,7 @@ import { invalidArgument } from "../errors.ts";
 import type { ConnectProtocol } from "../listener.ts";
 import type { ProtocolOptions } from "../proto/config.ts";
 import type { MultiLimits } from "../receive-options.ts";
-import { requestHandlesFrom } from "../ucx-version-gaps.ts";
+import { atomicsOverActiveMessages, requestHandlesFrom } from "../ucx-version-gaps.ts";
 
 export interface WorkerOptions {
   /**
@@ -135,6 +135,8 @@ export function engineOptionsFrom(options: WorkerOptions, mode: ProgressMode): E
     directTags: getEnv("UCX_TS_DIRECT_TAGS") !== "0",
     // UCX_TS_REQUEST_HANDLES=1 gives them on any UCX (tests), 0 on none.
     requestHandlesFrom: requestHandlesFrom(options.config ?? {}, getEnv("UCX_TS_REQUEST_HANDLES")),
+    // UCX_TS_ATOMICS_OVER_AM=1 carries them over active messages on any UCX (tests), 0 on none.
+    atomicsOverActiveMessages: atomicsOverActiveMessages(options.config ?? {}, getEnv("UCX_TS_ATOMICS_OVER_AM")),
   };
   if (!(engineOptions.ringSize >= 1 && engineOptions.ringSize <= 1 << 20)) throw invalidArgument("ringSize must be 1..2^20");
   checkBoolean("takeover", options.takeover);

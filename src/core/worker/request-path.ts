@@ -10,6 +10,7 @@ import type { Engine, Submission } from "../engine/engine.ts";
 import { submission } from "../engine/engine.ts";
 import { DirectTags } from "../engine/direct-tags.ts";
 import type { RequestHandles } from "../engine/request-handles.ts";
+import type { AmAtomics } from "../engine/am-atomics.ts";
 import { Op } from "../engine/records.ts";
 import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
@@ -283,6 +284,11 @@ export class RequestPath {
   /** The executor's memory handles for single requests, where it runs on this thread (polling, blocking). */
   requestHandles(): RequestHandles | undefined {
     return this.engine.requestHandles;
+  }
+
+  /** The executor's atomics over active messages, where it runs on this thread (polling, blocking). */
+  amAtomics(): AmAtomics | undefined {
+    return this.engine.amAtomics;
   }
 
   /** Ask UCX to cancel request `id`; it then completes with UCS_ERR_CANCELED. */
