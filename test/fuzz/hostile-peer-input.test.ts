@@ -1,7 +1,8 @@
 /**
  * Seeded fuzzing of every parser of bytes that come from a peer (issue 26): multi-buffer headers,
  * UCXX AM headers, packed remote keys, the hello with its authentication, the CLI transfer
- * protocol, the collectives' bootstrap, UCT interface addresses (test/fuzz/*.ts; worker addresses: test/core/hostile.test.ts). All modules run in one
+ * protocol, the collectives' bootstrap, UCT interface addresses, atomics over active messages
+ * (test/fuzz/*.ts; worker addresses: test/core/hostile.test.ts). All modules run in one
  * child process (run-module.ts), so a crash inside UCX fails these tests instead of the run.
  *
  * `npm test`: 0.5 s per module, seed UCX_TS_FUZZ_SEED (default 1), polling mode. `npm run fuzz`
@@ -12,7 +13,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runScript, type ChildResult } from "../helpers/spawn.ts";
 
-const MODULES = ["multi-header", "am-header", "rkey", "hello", "transfer-protocol", "ucg-bootstrap", "uct-address"] as const;
+const MODULES = ["multi-header", "am-header", "rkey", "hello", "transfer-protocol", "ucg-bootstrap", "uct-address", "am-atomic"] as const;
 const seconds = Number(process.env.UCX_TS_FUZZ_SECONDS || 0.5);
 const seed = process.env.UCX_TS_FUZZ_SEED || "1";
 // Polling mode in npm test: a thread-mode worker costs ~2.5 s to start under Node (its progress

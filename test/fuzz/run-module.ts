@@ -16,6 +16,7 @@ import { fuzzHello } from "./hello.ts";
 import { fuzzTransferProtocol } from "./transfer-protocol.ts";
 import { fuzzUcgBootstrap } from "./ucg-bootstrap.ts";
 import { fuzzUctAddresses } from "./uct-address.ts";
+import { fuzzAmAtomics } from "./am-atomic.ts";
 
 /** Each module and the inputs it tries whatever the time (a session of the transfer protocol costs ~70 ms). */
 const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number]> = {
@@ -26,6 +27,7 @@ const MODULES: Record<string, [(ctx: FuzzContext) => Promise<FuzzReport>, number
   "transfer-protocol": [fuzzTransferProtocol, 16],
   "ucg-bootstrap": [fuzzUcgBootstrap, 300],
   "uct-address": [fuzzUctAddresses, 100],
+  "am-atomic": [fuzzAmAtomics, 200],
 };
 
 const [mode = "thread", seedText = "1", ...names] = process.argv.slice(2);
