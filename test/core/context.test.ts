@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Context, UcxError } from "../../src/index.ts";
-import { memoryUnits, requestHandlesFrom } from "../../src/core/ucx-version-gaps.ts";
+import { atomicsOverActiveMessages, memoryUnits, requestHandlesFrom } from "../../src/core/ucx-version-gaps.ts";
 
 const test = suite("core/context");
 
@@ -95,6 +95,21 @@ test("on UCX 1.16 and later without a registration cache, sends and receives fro
   // The real library and environment: whatever they are, a context is made with them and closed.
   const ctx = new Context({ features: ["tag", "amo64"] });
   ctx.close();
+});
+
+test("on UCX 1.16 and later under protocols v2, atomics on peer-error-handling endpoints go over active messages (UCX has no protocol for them)", () => {
+  const v = (major: number, minor: number) => ({ major, minor });
+  const env = (vars: Record<string, string>) => (name: string) => vars[name];
+  assert.is(atomicsOverActiveMessages({}, undefined, v(1, 16), env({})), true, "v2 is 1.16's default");
+  assert.is(atomicsOverActiveMessages({}, undefined, v(1, 20), env({})), true);
+  assert.is(atomicsOverActiveMessages({}, undefined, v(2, 0), env({})), true);
+  assert.is(atomicsOverActiveMessages({}, undefined, v(1, 15), env({})), false, "1.15 and older: protocols v1 by default");
+  assert.is(atomicsOverActiveMessages({}, undefined, v(1, 13), env({ UCX_PROTO_ENABLE: "y" })), false, "no such gap before 1.16");
+  assert.is(atomicsOverActiveMessages({}, undefined, v(1, 16), env({ UCX_PROTO_ENABLE: "n" })), false, "v1 chosen: UCX's own atomics work");
+  assert.is(atomicsOverActiveMessages({ PROTO_ENABLE: "no" }, undefined, v(1, 16), env({})), false, "the context's own choice");
+  assert.is(atomicsOverActiveMessages({ UCX_PROTO_ENABLE: "y" }, undefined, v(1, 16), env({ UCX_PROTO_ENABLE: "n" })), true, "the context's beats the environment's");
+  assert.is(atomicsOverActiveMessages({}, "1", v(1, 13), env({})), true, "UCX_TS_ATOMICS_OVER_AM=1: on any UCX");
+  assert.is(atomicsOverActiveMessages({}, "0", v(1, 16), env({})), false, "UCX_TS_ATOMICS_OVER_AM=0: never");
 });
 
 test.run();
