@@ -429,7 +429,7 @@ export class Worker {
     return this.#path.requestHandles();
   }
 
-  /** @internal Polling and blocking modes: atomics over active messages (engine/am-atomics.ts), both sides' counts. */
+  /** @internal Polling, blocking and hybrid modes: atomics over active messages (engine/am-atomics.ts), both sides' counts. */
   amAtomics(): AmAtomics | undefined {
     return this.#path.amAtomics();
   }

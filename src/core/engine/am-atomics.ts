@@ -191,14 +191,8 @@ export class AmAtomics {
     const r = u.ucp_am_send_nbx(ep, ATOMIC_AM_ID, u.addressOf(header), header.length, 0, 0, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_AM_SEND_FLAG_REPLY));
     if (r === 0) return;
     if (ptrIsError(r as number)) return onDone(r as number);
-    this.h.queueRequest(this, {
-      request: r,
-      kind: "send",
-      onDone: (status) => {
-        void header; // referenced here, so kept alive, until UCX is done with the send
-        if (status !== UCS_OK) onDone(status);
-      },
-    });
+    // `holds`: the header stays referenced until UCX is done with the send (op-host.ts says why).
+    this.h.queueRequest(this, { request: r, kind: "send", holds: header, onDone: (status) => status !== UCS_OK && onDone(status) });
   }
 
   /** Request `token` ended: its old value into the application's scratch, its status to the application. */

@@ -248,8 +248,8 @@ export class DirectTags {
    * Shutdown, before the worker is destroyed: free what UCX did not finish. Returns their settles,
    * to be told UCS_ERR_CANCELED only once the worker is gone (their buffers are let go then).
    */
-  releaseAll(): (() => void)[] {
-    const abandoned: (() => void)[] = [];
+  releaseAll(): (() => unknown)[] {
+    const abandoned: (() => unknown)[] = [];
     for (let slot = 0; slot < this.requests.length; slot++) {
       const request = this.requests[slot]!;
       if (request === 0) continue;
@@ -258,8 +258,10 @@ export class DirectTags {
       const keep = this.keeps[slot];
       const settle = this.release(slot);
       abandoned.push(() => {
-        void keep; // held until now
         settle?.(UCS_ERR_CANCELED, 0);
+        // Held until now by returning it: a closure that only names it (`void keep`) may not
+        // keep it (under Bun such a header was collected while UCX still read it: am-atomics.ts).
+        return keep;
       });
     }
     this.completedWords = 0;

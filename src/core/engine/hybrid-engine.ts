@@ -10,6 +10,7 @@
  * The price against thread mode: while the application thread runs other JavaScript, nobody
  * progresses UCX (a large send waits for the next turn of the event loop).
  */
+import type { AmAtomics } from "./am-atomics.ts";
 import { runOnThread, type ThreadJob } from "./thread-pool.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { InlineEngine } from "./inline-engine.ts";
@@ -65,6 +66,11 @@ export class HybridEngine implements Engine {
    */
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly spin: HybridSpinPolicy;
+
+  /** The executor's atomics over active messages (it runs on this thread, in the inner engine). */
+  get amAtomics(): AmAtomics | undefined {
+    return this.inner.amAtomics;
+  }
 
   constructor(options: EngineOptions, onCompletion: CompletionHandler) {
     this.inner = new InlineEngine("polling", options, onCompletion);

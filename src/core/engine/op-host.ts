@@ -30,6 +30,12 @@ export interface OwnedRequest {
   readonly onDone: PartDone;
   /** The memory handle mapped for this request (request-handles.ts), unmapped when it ends. */
   readonly memh?: Pointer;
+  /**
+   * Memory UCX reads until the request ends (a header of ours), held here. A closure that only
+   * names it is not enough: under Bun an AM header referenced as `void header` in `onDone` was
+   * collected and freed while UCX still had the send queued (it sent malloc's free-list pointers).
+   */
+  readonly holds?: object;
 }
 
 export interface OpHost {
