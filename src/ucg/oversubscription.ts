@@ -7,13 +7,14 @@
  * UCX_TS_UCG_STEP_SPIN_US, then sleep in ucp_worker_wait) applies, and binding.ts binds each
  * rank to a CPU of its own.
  *
- * Why: on 2 cores at 4 and 8 ranks a waiting rank's peer is often off a core for longer than the
- * 2 ms spin budget (its core's other rank, another process), and a rank that went to sleep is
- * woken through UCX's event fd and the scheduler's wake-up path, once per late message, where a
- * yielding one sees the message on its next turn (measurements: docs/collectives.md). A yielding
- * rank still gives its core away at every empty poll, so a rank that computes keeps its core
- * nearly to itself; what it costs is a runnable process per waiting rank (load), which is why
- * the test suite and the soaks, which run 8 processes next to other work, ask for "blocking".
+ * Why: it is what Open MPI's oversubscribed ranks do, and a yielding rank never pays the wake-up
+ * of a sleep in ucp_worker_wait. Measured against blocking at 4 and 8 ranks on 2 cores
+ * (docs/benchmarks.md, "Oversubscribed launches", 2026-11-27): within the noise, because the
+ * blocking ranks there hardly ever slept; what those ranks wait for is the CPU their core's other
+ * ranks spend per step (bench/ucg-cpu.ts). A yielding rank gives its core away at every empty
+ * poll, so a rank that computes keeps its core nearly to itself; what polling costs is a runnable
+ * process per waiting rank (load), which is why the test suite and the soaks, which run 8
+ * processes next to other work, ask for "blocking".
  *
  * The override, strongest first: the script's own `progressMode` option to UcgContext.create;
  * `ucx-ts run --progress MODE` (`LaunchOptions.progress`); UCX_TS_UCG_PROGRESS in the launcher's
