@@ -12,8 +12,9 @@
  * (docs/benchmarks.md, "Oversubscribed launches", 2026-11-27): within the noise, because the
  * blocking ranks there hardly ever slept; what those ranks wait for is the CPU their core's other
  * ranks spend per step (bench/ucg-cpu.ts). A yielding rank gives its core away at every empty
- * poll, so a rank that computes keeps its core nearly to itself; what polling costs is a runnable
- * process per waiting rank (load), which is why the test suite and the soaks, which run 8
+ * poll (a rank that computes loses a poll's worth per turn of each waiting rank: not measured
+ * apart); what polling costs is a runnable process per waiting rank (load), which is why the
+ * test suite and the soaks, which run 8
  * processes next to other work, ask for "blocking".
  *
  * The override, strongest first: the script's own `progressMode` option to UcgContext.create;
