@@ -56,7 +56,8 @@ const ranks = arg("ranks", quick ? "2,4" : "2,4,8").split(",").map(Number);
 const sizes = arg("sizes", quick ? "8,1048576" : "8,128,2048,32768,524288,1048576,4194304");
 const scale = quick ? 0.2 : 1;
 const errors = arg("errors", "peer");
-// Empty: the context's default (UCX_TS_UCG_PROGRESS, else blocking).
+// Empty: UCX_TS_UCG_PROGRESS if set, else the launcher's choice (polling with more ranks than
+// CPUs: src/ucg/oversubscription.ts), else the context's default (blocking).
 const progress = arg("progress", "");
 const allreducePlans = arg("allreduce-plans", "");
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");

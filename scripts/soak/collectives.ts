@@ -66,6 +66,8 @@ export async function collectivesLane(options: {
         // Waiting ranks sleep rather than poll-and-yield (step-spin.ts): with more ranks than
         // cores the spin would starve the soak's point-to-point processes, which it is not about.
         UCX_TS_UCG_STEP_SPIN_US: "0",
+        // That budget is blocking mode's: an oversubscribed launch would otherwise poll (oversubscription.ts).
+        UCX_TS_UCG_PROGRESS: process.env.UCX_TS_UCG_PROGRESS || "blocking",
       },
       onLine: (rank, stream, line) => {
         if (stream === "stderr") {

@@ -73,7 +73,8 @@ if (process.env.UCX_TS_RANK === undefined) {
     args: process.argv.slice(2),
     timeoutMs: 600_000,
     // As the soak's collectives lane: waiting ranks sleep rather than spin (more ranks than cores).
-    env: { UCX_TS_UCG_STEP_SPIN_US: process.env.UCX_TS_UCG_STEP_SPIN_US ?? "0" },
+    // That budget is blocking mode's: an oversubscribed launch would otherwise poll (oversubscription.ts).
+    env: { UCX_TS_UCG_STEP_SPIN_US: process.env.UCX_TS_UCG_STEP_SPIN_US ?? "0", UCX_TS_UCG_PROGRESS: process.env.UCX_TS_UCG_PROGRESS || "blocking" },
   });
   process.exit(result.code);
 }

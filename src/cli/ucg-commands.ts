@@ -2,12 +2,13 @@
 import process from "node:process";
 import { launch } from "../ucg/launcher.ts";
 import type { BindPolicy } from "../ucg/binding.ts";
+import { parseLaunchProgress, type LaunchProgress } from "../ucg/oversubscription.ts";
 import { configRegistry } from "../ucg/context.ts";
 import { COLLECTIVES, type CollType } from "../ucg/coll-type.ts";
 import { DECISION_TREES, formatTree, PlanPool, prune, PLAN_TEMPLATES } from "../ucg/ppool.ts";
 import { UsageError } from "./info-command.ts";
 
-export const runHelp = `Usage: ucx-ts run -n N [--timeout SECONDS] [--bind-to core|none] script.(ts|js|mjs) [script args...]
+export const runHelp = `Usage: ucx-ts run -n N [--timeout SECONDS] [--bind-to core|none] [--progress MODE] script.(ts|js|mjs) [script args...]
 
 Start N processes of this runtime (node, deno or bun) running the script, each with
 UCX_TS_RANK, UCX_TS_SIZE and UCX_TS_ROOT_ADDR set, so that UcgContext.create() finds its rank,
@@ -17,6 +18,11 @@ Under Node a .ts script needs tsx (npm i -D tsx). One machine only: across machi
 mpirun or srun with UCX_TS_ROOT_ADDR=<rank 0's host>:<port> exported.
 --bind-to core (the default, or UCX_TS_BIND_TO): each rank bound to a core of its own when the
 machine has a core per rank, as mpirun binds its ranks; none: never bound.
+--progress auto (the default): with more ranks than CPUs (and UCX_TS_UCG_PROGRESS unset) the
+ranks' collectives poll and yield their core between polls, never sleeping (polling), as
+Open MPI's oversubscribed ranks do; otherwise the collectives' default (blocking: poll and
+yield, then sleep). blocking|polling|hybrid|thread: that mode for every rank
+(UCX_TS_UCG_PROGRESS); a script's own progressMode option still wins.
 
 Examples:
   npx ucx-ts run -n 4 allreduce.ts
@@ -26,6 +32,7 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
   let n: number | undefined;
   let timeoutMs: number | undefined;
   let bindTo: BindPolicy | undefined;
+  let progress: LaunchProgress | undefined;
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i]!;
@@ -36,6 +43,13 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
       const v = args[++i];
       if (v !== "core" && v !== "none") throw new UsageError(`run: --bind-to takes core or none, got '${v ?? ""}'`);
       bindTo = v;
+    } else if (a === "--progress") {
+      const v = args[++i];
+      try {
+        progress = parseLaunchProgress(v);
+      } catch {
+        throw new UsageError(`run: --progress takes auto, blocking, polling, hybrid or thread, got '${v ?? ""}'`);
+      }
     } else if (a === "--") {
       i++;
       break;
@@ -51,7 +65,7 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs, bindTo, signal: stop.signal }).finally(() => {
+  const result = await launch({ n, script, args: args.slice(i + 1), timeoutMs, bindTo, progress, signal: stop.signal }).finally(() => {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   });

@@ -15,6 +15,7 @@ import { markCloseOnExec } from "../core/close-on-exec.ts";
 import { UcxError } from "../core/errors.ts";
 import { jobSecretEnv } from "./bootstrap-secret.ts";
 import { allowedCpus, bindPolicy, bindPrefix, findTaskset, type BindPolicy } from "./binding.ts";
+import { rankProgress, type LaunchProgress } from "./oversubscription.ts";
 
 export interface LaunchOptions {
   readonly n: number;
@@ -37,6 +38,13 @@ export interface LaunchOptions {
    * host has a core per rank, as mpirun binds (binding.ts); "none": left to the scheduler.
    */
   readonly bindTo?: BindPolicy;
+  /**
+   * The ranks' collectives progress mode (their UCX_TS_UCG_PROGRESS). "auto" (default): "polling"
+   * (poll and sched_yield, never sleep, as Open MPI's ranks) when the launch has more ranks than
+   * allowed CPUs and UCX_TS_UCG_PROGRESS is not set, else the context's default
+   * (oversubscription.ts).
+   */
+  readonly progress?: LaunchProgress;
   /** The address rank 0 is reached at (default 127.0.0.1); the port is picked free here. */
   readonly rootHost?: string;
   /** Aborting stops every rank (SIGTERM, then SIGKILL): `ucx-ts run` ties it to its own SIGINT/SIGTERM so no rank outlives it. */
@@ -132,8 +140,10 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
   const port = await freePort();
   const command = options.command ?? runtimeCommand(script);
   const policy = options.bindTo ?? bindPolicy({ ...process.env, ...options.env });
-  const cpus = policy === "none" ? undefined : allowedCpus();
+  const allowed = allowedCpus();
+  const cpus = policy === "none" ? undefined : allowed;
   const taskset = policy === "none" ? undefined : findTaskset();
+  const progress = rankProgress(n, allowed, options.progress, { ...process.env, ...options.env });
   const onLine = options.onLine ?? ((rank, stream, line) => (stream === "stdout" ? process.stdout : process.stderr).write(`[${rank}] ${line}\n`));
   const children: ChildProcess[] = [];
   const ranks: { code: number | null; signal: NodeJS.Signals | null }[] = [];
@@ -154,6 +164,7 @@ export async function launch(options: LaunchOptions): Promise<LaunchResult> {
       ...process.env,
       ...options.env,
       ...secret,
+      ...(progress ? { UCX_TS_UCG_PROGRESS: progress } : {}),
       ...options.rankEnv?.(rank),
       UCX_TS_RANK: String(rank),
       UCX_TS_SIZE: String(n),

@@ -6,6 +6,7 @@ import { runtime } from "../../src/ffi/index.ts";
 import { runArgv, runScript } from "../helpers/spawn.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { readFileSync } from "node:fs";
+import { cpus as osCpus } from "node:os";
 import { allowedCpus, findTaskset } from "../../src/ucg/binding.ts";
 
 const test = suite("cli/run");
@@ -47,10 +48,33 @@ else test(BIND_NAME, async () => {
   assert.equal(await ranksCpus(["-n", String(over)]), new Array(over).fill(all));
 });
 
+// The launcher's choice for an oversubscribed launch (src/ucg/oversubscription.ts): the ranks'
+// collectives poll and yield, never sleep ("polling"), unbound; with a CPU per rank nothing is
+// set (the context's default, blocking) and the ranks are bound. The test runner's own
+// UCX_TS_UCG_PROGRESS is cleared ("" is unset) so that "auto" is what is checked.
+test("run picks polling progress (and no binding) when oversubscribed, nothing with a CPU per rank; --progress and UCX_TS_UCG_PROGRESS override it", async () => {
+  const ranksSeen = async (args: string[], env: Record<string, string> = {}) => {
+    const r = await runScript(CLI, ["run", ...args, PROBE], { env: { PROBE_CPUS: "1", UCX_TS_UCG_PROGRESS: "", ...env }, timeoutMs: 60_000 });
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout.trim().split("\n").sort().map((l) => /cpus=(\S+) progress=(\S+)/.exec(l)?.slice(1, 3).join(" "));
+  };
+  const all = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+  const allowed = cpus.length > 0 ? cpus.length : osCpus().length;
+  const over = allowed + 1;
+  assert.equal(await ranksSeen(["-n", String(over)]), new Array(over).fill(`${all} polling`));
+  assert.equal(await ranksSeen(["-n", String(over), "--progress", "blocking"]), new Array(over).fill(`${all} blocking`));
+  assert.equal(await ranksSeen(["-n", String(over), "--progress", "auto"], { UCX_TS_UCG_PROGRESS: "blocking" }), new Array(over).fill(`${all} blocking`));
+  // A CPU per rank: no progress chosen, bound (where taskset is) or not (--bind-to none) alike.
+  assert.equal(await ranksSeen(["-n", "1", "--bind-to", "none"]), [`${all} unset`]);
+  assert.equal(await ranksSeen(["-n", "1", "--bind-to", "none", "--progress", "polling"]), [`${all} polling`]);
+  if (allowed >= 2) assert.equal(await ranksSeen(["-n", "2", "--bind-to", "none"]), [`${all} unset`, `${all} unset`]);
+});
+
 test("usage errors exit 2", async () => {
   assert.is((await runScript(CLI, ["run", PROBE])).code, 2);
   assert.is((await runScript(CLI, ["run", "-n", "2"])).code, 2);
   assert.is((await runScript(CLI, ["run", "-n", "2", "--bind-to", "socket", PROBE])).code, 2);
+  assert.is((await runScript(CLI, ["run", "-n", "2", "--progress", "spin", PROBE])).code, 2);
 });
 
 test("ucg-info prints the trees and the pick for a group and size", async () => {

@@ -69,6 +69,8 @@ if (why) {
         cwd: repoRoot,
         rootHost: ips[0],
         env: { UCX_TS_UCG_TEST: "multinode", UCX_TLS: "tcp" },
+        // Sleeping waits, as the other process tests (4 ranks on this host's cores would poll).
+        progress: "blocking",
         rankEnv: (rank) => ({ UCX_TS_HOSTNAME: `host${rank % 2}` }),
         rankCommand: (rank, command) => ["ip", "netns", "exec", ns[rank % 2]!, ...command],
         timeoutMs: 90_000,

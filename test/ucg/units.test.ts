@@ -16,6 +16,7 @@ import { PlanInstance, RunControl, type Transport } from "../../src/ucg/instance
 import { normalize } from "../../src/ucg/request.ts";
 import process from "node:process";
 import { bindPolicy, bindPrefix, parseCpuList } from "../../src/ucg/binding.ts";
+import { isOversubscribed, parseLaunchProgress, rankProgress } from "../../src/ucg/oversubscription.ts";
 
 const test = suite("ucg/units");
 
@@ -360,6 +361,24 @@ test("binding: CPU lists parse or are refused, a rank gets the r-th allowed CPU 
   assert.is(bindPolicy({}), "core");
   assert.is(bindPolicy({ UCX_TS_BIND_TO: "none" }), "none");
   assert.throws(() => bindPolicy({ UCX_TS_BIND_TO: "socket" }), (e: unknown) => e instanceof UcxError && e.code === "UCX_TS_INVALID_ARGUMENT");
+});
+
+test("oversubscription: more ranks than allowed CPUs get polling progress unless a mode is given or UCX_TS_UCG_PROGRESS is set; a CPU per rank gets nothing", () => {
+  const two = [0, 1];
+  assert.ok(isOversubscribed(3, two));
+  assert.not.ok(isOversubscribed(2, two));
+  assert.is(rankProgress(3, two, undefined, {}), "polling");
+  assert.is(rankProgress(8, two, "auto", { UCX_TS_UCG_PROGRESS: "" }), "polling");
+  assert.is(rankProgress(2, two, undefined, {}), undefined);
+  assert.is(rankProgress(1, [5], "auto", {}), undefined);
+  // The caller's choice wins: a mode given, or the variable (passed on to the ranks as it is).
+  assert.is(rankProgress(8, two, "blocking", {}), "blocking");
+  assert.is(rankProgress(8, two, "blocking", { UCX_TS_UCG_PROGRESS: "hybrid" }), "blocking");
+  assert.is(rankProgress(2, two, "polling", {}), "polling");
+  assert.is(rankProgress(8, two, undefined, { UCX_TS_UCG_PROGRESS: "blocking" }), undefined);
+  assert.is(parseLaunchProgress(" Polling "), "polling");
+  assert.is(parseLaunchProgress("auto"), "auto");
+  for (const bad of [undefined, "", "spin", "poll"]) assert.is(code(() => parseLaunchProgress(bad)), "UCX_TS_INVALID_ARGUMENT", String(bad));
 });
 
 test.run();
