@@ -4,7 +4,8 @@
  * collectives beside it, then Worker create/close cycles in each progress mode. Where a C
  * compiler is, GPU traffic against the stand-in libcudart too (`--gpu stand-in`: a share of the
  * same seconds, not more of them), every DeviceBuffer and pinned buffer back at the end; without
- * one, the GPU part is skipped and says why. `npm run soak -- --minutes N` is the long one.
+ * one, the GPU part is skipped and says why. Atomics go over active messages (UCX_TS_ATOMICS_OVER_AM=1).
+ * `npm run soak -- --minutes N` is the long one.
  */
 import { execFileSync } from "node:child_process";
 import { suite } from "uvu";
@@ -47,7 +48,12 @@ const UCX_TCP_ZCOPY_ASSERTION = /Assertion `comp->count > 0' failed: .*ucp_proto
 async function soak(seed: number) {
   // A fifth of the operations: the host kinds keep enough of the few seconds to each complete some on a loaded machine.
   const gpu = noCompiler ? [] : ["--gpu", "stand-in", "--gpu-share", "0.2"];
-  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "10", "--seed", String(seed), "--fault-every-ms", "1200", "--collectives", "2", ...gpu], { timeoutMs: 120_000 });
+  // Atomics over active messages (what UCX >= 1.16 needs on peer-error endpoints, am-atomics.ts)
+  // in every process: their requests and replies under the same kills and aborts.
+  return runScript("scripts/soak/main.ts", ["--seconds", seconds, "--peers", "1", "--cycles", "10", "--seed", String(seed), "--fault-every-ms", "1200", "--collectives", "2", ...gpu], {
+    timeoutMs: 120_000,
+    env: { UCX_TS_ATOMICS_OVER_AM: "1" },
+  });
 }
 
 /**
