@@ -24,6 +24,22 @@ import { TakeoverDriver } from "./takeover-driver.ts";
 import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
 
+/** Takeover's counts (Worker.takeoverStats). */
+export interface TakeoverStats {
+  /** Rounds the application thread drove UCX in. */
+  rounds: number;
+  /** Times the progress thread lent it the token. */
+  lends: number;
+  /** Times the progress thread took the token back because the rounds stopped (2 ms). */
+  takenBack: number;
+  /** Times the application thread handed it back (its poll window ran out, or a record only the thread performs). */
+  handedBack: number;
+  /** The application thread's turns of the event loop while it held the token. */
+  yields: number;
+  /** Times its notifier parked waiting for a completion record or the token. */
+  parks: number;
+}
+
 /** Fast requests the takeover table holds (more stay with the progress thread). */
 const TAKEOVER_REQUESTS = 4096;
 /**
@@ -77,6 +93,10 @@ export class ThreadedEngine implements Engine {
   /** Takeover: when the last of them was delivered, and how long to drive UCX after it. */
   private lastCompletion = -Infinity;
   private readonly poll = new TakeoverPollPolicy(TAKEOVER_POLL_MS, TAKEOVER_POLL_MAX_MS);
+  /** Takeover counts (takeoverStats): the notifier's event-loop turns, parks, and hand-backs of its own. */
+  private yields = 0;
+  private parks = 0;
+  private handBacks = 0;
 
   private constructor(
     /** The progress thread's job; its `ended` is what the thread's exit was. */
@@ -319,11 +339,14 @@ export class ThreadedEngine implements Engine {
 
   /**
    * Takeover (null without it): rounds this thread drove UCX in, times the progress thread lent
-   * it the token, and times it took the token back because the rounds stopped.
+   * it the token, times it took the token back because the rounds stopped, times this thread
+   * handed it back, and the notifier's event-loop turns and parks (where a round trip's time goes).
    */
-  get takeoverStats(): { rounds: number; lends: number; takenBack: number } | null {
+  get takeoverStats(): TakeoverStats | null {
     const h = this.takeover?.header;
-    return h ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK) } : null;
+    return h
+      ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK), handedBack: this.handBacks, yields: this.yields, parks: this.parks }
+      : null;
   }
 
   /** Back-pressure: wait (at most 50 ms) for the thread to free submission slots, then flush into them. */
@@ -379,8 +402,10 @@ export class ThreadedEngine implements Engine {
         if (r > 0) lastWork = performance.now(); // progress() delivers its completions next
         if (r >= 0) {
           if (performance.now() - lastWork < this.poll.windowMs || driver.backlog > 0) {
-            if (turnDue(YIELD_MS)) await yieldToEventLoop();
-            else await undefined;
+            if (turnDue(YIELD_MS)) {
+              this.yields++;
+              await yieldToEventLoop();
+            } else await undefined;
             continue;
           }
           // Nothing for a while: the progress thread takes over (and sleeps until UCX has an
@@ -398,6 +423,7 @@ export class ThreadedEngine implements Engine {
           this.wake(); // the thread lends at its next round, or before it would sleep
         }
         // Park until a completion comes, or the token (a lend is a completion record too).
+        this.parks++;
         await this.park(seen);
       }
     } finally {
@@ -421,6 +447,7 @@ export class ThreadedEngine implements Engine {
         // A record only the thread executes, or work a callback left it (an endpoint error, an
         // active message): we ask again once we submit an operation of ours.
         this.wantToken = false;
+        this.handBacks++;
         t.setToken(Token.THREAD);
       } else Atomics.store(t.header, TOKEN, Token.LENT); // no notify: the thread sleeps on, TAKE_BACK_MS at a time
     }
@@ -429,7 +456,10 @@ export class ThreadedEngine implements Engine {
 
   /** If the token is lent to us, give it back to the progress thread. */
   private handBack(t: TakeoverState): void {
-    if (t.takeLent(Token.THREAD)) Atomics.notify(t.header, TOKEN);
+    if (t.takeLent(Token.THREAD)) {
+      this.handBacks++;
+      Atomics.notify(t.header, TOKEN);
+    }
   }
 
   /** @internal The process is exiting: make the thread return now, without freeing UCX. */
