@@ -15,6 +15,10 @@
  * UCX_TS_PROFILE=1 with UCX_TS_BENCH_PROFILE=<prefix>: both sides' phases and C calls over the
  * timed windows of the sendMany row, written to <prefix>.<runtime>-<mode>-<role>.json
  * (bench/window-cost.mjs runs the pairs and prints them per message).
+ * UCX_TS_BENCH_RTT=<prefix>: both sides' counts over the latency rows (round trips, wall and CPU
+ * time, thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
+ * <prefix>.<runtime>-<mode>-<role>.json; the client sends tag 10 before its timed rows to start the
+ * server's count, which ends at the next message that is not a ping.
  */
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
@@ -53,6 +57,42 @@ const windowProfile = (() => {
   };
 })();
 
+/** UCX_TS_BENCH_RTT: what one side did over the latency rows (round trips counted by `ping`). */
+const rttStats = (() => {
+  const prefix = process.env.UCX_TS_BENCH_RTT;
+  const rt = (globalThis as { Bun?: unknown; Deno?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
+  let on = false;
+  let count = 0;
+  let t0 = 0;
+  let cpu0 = 0;
+  let takeover0 = worker.takeoverStats;
+  return {
+    enabled: !!prefix,
+    start() {
+      if (!prefix) return;
+      on = true;
+      count = 0;
+      if (PROFILING) resetProfile();
+      takeover0 = worker.takeoverStats;
+      t0 = performance.now();
+      const c = process.cpuUsage();
+      cpu0 = c.user + c.system;
+    },
+    ping() {
+      count++;
+    },
+    write(side: string) {
+      if (!on) return;
+      on = false;
+      const c = process.cpuUsage();
+      const t = worker.takeoverStats;
+      const takeover = t && takeover0 ? Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v - takeover0![k as keyof typeof t]])) : null;
+      const file = `${prefix}.${rt}-${process.argv[3]}-${side}.json`;
+      writeFileSync(file, JSON.stringify({ side, roundTrips: count, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, takeover, ...(PROFILING ? profileSnapshot() : {}) }));
+    },
+  };
+})();
+
 if (role === "server") {
   const buf = new Uint8Array(MAX);
   let windowBuf = new Uint8Array(MAX);
@@ -60,9 +100,18 @@ if (role === "server") {
   const faults = faultLog();
   for (;;) {
     const { tag, length } = await wait(ep.recv(buf, 0, 0));
+    if (tag === 1) {
+      rttStats.ping();
+      await wait(ep.send(buf.subarray(0, length), 2));
+      continue;
+    }
+    rttStats.write("server");
     if (tag === 9) break;
-    if (tag === 1) await wait(ep.send(buf.subarray(0, length), 2));
-    else if (tag === 4) {
+    if (tag === 10) {
+      rttStats.start();
+      await wait(ep.send(ack, 5));
+    }
+    if (tag === 4) {
       await wait(ep.send(ack, 5));
       trace.mark("send");
     }
@@ -110,6 +159,12 @@ if (role === "server") {
     await wait(ep.send(out.subarray(0, 8), 1));
     await wait(r);
   }
+  if (rttStats.enabled && plan.latency.length > 0) {
+    const r = ep.recv(back, 5);
+    await wait(ep.send(out.subarray(0, 0), 10));
+    await wait(r);
+    rttStats.start();
+  }
   for (const [size, iterations] of plan.latency) {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
@@ -118,10 +173,12 @@ if (role === "server") {
       await wait(ep.send(out.subarray(0, size), 1));
       await wait(r);
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
+      rttStats.ping();
     }
     // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
     results.push(...rttResults(size, iterations, rtts));
   }
+  rttStats.write("client");
   // Every windowed row warms up first, untimed, as the AM rows below and ucx_perftest do: as
   // many rounds again as it times, at most 1 s. Unwarmed, the timed rounds (20 with --quick)
   // measured the engine's first compilation: the first ~16 windows of 256 x 8 B took 20-97 ms

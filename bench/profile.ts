@@ -130,11 +130,13 @@ function trivialCallUs(): number {
 const callUs = trivialCallUs();
 
 resetProfile();
+const takeover0 = worker.takeoverStats;
 const us = new Float64Array(rounds);
 // Profiling: the running totals after every round, to take each phase's median over rounds.
 const width = PHASE_NAMES.length + functionNames().length;
 const totals = new Float64Array(PROFILING ? (rounds + 1) * width : 0);
 if (PROFILING) copyTotals(totals, 0);
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 0; i < rounds; i++) {
   const t = performance.now();
@@ -143,6 +145,7 @@ for (let i = 0; i < rounds; i++) {
   if (PROFILING) copyTotals(totals, (i + 1) * width);
 }
 const totalUs = (performance.now() - t0) * 1000;
+const cpu = process.cpuUsage(cpu0);
 const snapshot = PROFILING ? profileSnapshot() : undefined;
 us.sort();
 const at = (q: number) => us[Math.min(rounds - 1, Math.floor(q * rounds))]!;
@@ -153,12 +156,17 @@ const result: Record<string, unknown> = {
   rounds,
   profiling: PROFILING,
   meanUs: totalUs / rounds,
+  // The process's CPU time per round (all its threads): below meanUs, the rest was waiting.
+  cpuUs: (cpu.user + cpu.system) / rounds,
   p50Us: at(0.5),
   p99Us: at(0.99),
   p999Us: at(0.999),
   maxUs: us[rounds - 1],
   trivialCallUs: callUs,
 };
+// Thread mode with takeover: its counts per round (who drove UCX, event-loop turns, parks).
+const takeover = worker.takeoverStats;
+if (takeover && takeover0) result.takeoverPerRound = Object.fromEntries(Object.entries(takeover).map(([k, v]) => [k, (v - takeover0[k as keyof typeof takeover]) / rounds]));
 if (snapshot) {
   /** Median over rounds of column `c`'s growth in one round, in us. */
   const median = (c: number) => {

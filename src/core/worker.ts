@@ -25,7 +25,7 @@ import type { AmAtomics } from "./engine/am-atomics.ts";
 import type { ProgressMode, Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
-import { ThreadedEngine } from "./engine/threaded-engine.ts";
+import { ThreadedEngine, type TakeoverStats } from "./engine/threaded-engine.ts";
 import { invalidArgument, UcxError } from "./errors.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
 import { drainScopeTwice } from "./hello/scope-drain.ts";
@@ -126,9 +126,10 @@ export class Worker {
 /**
    * Thread mode with takeover in effect (WorkerOptions.takeover, where the runtime allows it),
    * with its counts: rounds the application thread drove UCX in, times the progress thread lent
-   * it the token, and times it took it back because those rounds stopped. null otherwise.
+   * it the token, times it took it back because those rounds stopped, times the application
+   * thread handed it back, and that thread's event-loop turns and parks meanwhile. null otherwise.
    */
-  get takeoverStats(): { rounds: number; lends: number; takenBack: number } | null {
+  get takeoverStats(): TakeoverStats | null {
     const engine = this.#path.engine;
     return engine instanceof ThreadedEngine ? engine.takeoverStats : null;
   }

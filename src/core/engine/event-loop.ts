@@ -27,6 +27,33 @@ let lastTurn = performance.now();
 export const SETTLE_TURNS = 6;
 let pending: Promise<void> | undefined;
 
+/**
+ * Loops of this thread parked on a wake-up that only a turn of the event loop delivers
+ * (`Atomics.waitAsync` settles as a task, not a microtask): another worker's notifier or hybrid
+ * driver. While one is, a loop spinning on microtasks must give the event loop turns often, or
+ * that worker's completion waits for the spinner's next turn (two hybrid workers in one process:
+ * 300 us a round trip with 2 ms between turns). While none is, a turn is only for the
+ * application's timers and I/O, and each one costs a spinning loop microseconds (thread mode's
+ * takeover, two processes, Node, 2026-11-27: a turn every 50 us was 0.2-0.5 turns per 8 B round
+ * trip, p90 12-20 us against 6.4-9.2 with a turn every 1-2 ms).
+ */
+let parked = 0;
+
+/** Await `wait` (a park on Atomics.waitAsync or the like), counted as parked meanwhile (othersParked). */
+export async function parkedOn<T>(wait: Promise<T>): Promise<T> {
+  parked++;
+  try {
+    return await wait;
+  } finally {
+    parked--;
+  }
+}
+
+/** Whether a loop of this thread is parked waiting for an event-loop turn (parkedOn). */
+export function othersParked(): boolean {
+  return parked > 0;
+}
+
 /** True when a loop that last yielded `intervalMs` ago should yield now (or a turn is under way). */
 export function turnDue(intervalMs: number): boolean {
   return pending !== undefined || performance.now() - lastTurn > intervalMs;

@@ -17,7 +17,7 @@ import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
 import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
-import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { parkedOn, SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
 import { hostOversubscribed } from "./host-load.ts";
 import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
@@ -199,10 +199,12 @@ export class HybridEngine implements Engine {
         const watched = Atomics.load(this.state, STATE.READY) !== 0;
         const r = Atomics.waitAsync(this.state, STATE.EVENT, seen, watched ? PARK_MS : STARTING_PARK_MS);
         if (r.async) {
-          await new Promise<void>((resolve) => {
-            this.unpark = resolve;
-            void r.value.then(() => resolve());
-          });
+          await parkedOn(
+            new Promise<void>((resolve) => {
+              this.unpark = resolve;
+              void r.value.then(() => resolve());
+            }),
+          );
           this.unpark = undefined;
         }
         const woken = performance.now();

@@ -40,8 +40,19 @@ export class TakeoverDriver {
   /** Set when a round stopped at a record only the progress thread can execute. */
   needThread = false;
   /** A record was executed since the last full check (a post may complete an earlier request). */
-  private touched = false;
-  private readonly report: FastReport = (id, status, value, tagLo, tagHi) => this.writer.writeRequest(id, status, value, tagLo, tagHi);
+  touched = false;
+  private readonly report: FastReport = (id, status, value, tagLo, tagHi) => {
+    if (id === this.inPlaceId && status === UCS_OK) {
+      this.inPlaceDone = true;
+      this.inPlaceValue = value;
+      return;
+    }
+    this.writer.writeRequest(id, status, value, tagLo, tagHi);
+  };
+  /** The request executeNow() may complete in place (0: none), and whether it did, with its value. */
+  private inPlaceId = 0;
+  private inPlaceDone = false;
+  inPlaceValue = 0;
   private readonly executeRecord = (w: number) => this.execute(w);
 
   constructor(
@@ -83,10 +94,33 @@ export class TakeoverDriver {
       if (events > 0 || this.touched) {
         this.touched = false;
         fast.checkAll(this.report);
-      } else fast.checkSome(IDLE_SCAN, this.report);
+      } else if (progressUcx) fast.checkSome(IDLE_SCAN, this.report);
+      // A round without UCX's progress that posted nothing changed no request: nothing to check
+      // (the settle turns after a delivery checked the awaited receive 6 times a round trip).
     }
     this.writer.flush();
     return this.writer.takeWritten() + events;
+  }
+
+  /**
+   * Execute the submission ring's records now, in order, from inside the call that posted the
+   * last of them (the caller holds the token, APP): no ucp_worker_progress, no check of earlier
+   * requests, no user code. Request `inPlace` (0: none), when UCX finishes it inside its posting
+   * call (an eager send over shared memory), is not written as a completion: returns true and
+   * leaves its value in `inPlaceValue` (Engine.submit's in-place contract: the caller passes an
+   * id only while nothing else waits to be delivered). As `round()`, it stops at the first record
+   * only the progress thread executes and sets `needThread`.
+   */
+  executeNow(inPlace: number): boolean {
+    this.needThread = false;
+    this.inPlaceId = inPlace;
+    this.inPlaceDone = false;
+    try {
+      this.submissions.consumeWhile(this.executeRecord);
+    } finally {
+      this.inPlaceId = 0;
+    }
+    return this.inPlaceDone;
   }
 
   /** Completions that did not fit the private ring yet. */

@@ -21,8 +21,24 @@ import { SpinSlots } from "./thread-spin-policy.ts";
 import { cpus } from "node:os";
 import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 import { TakeoverDriver } from "./takeover-driver.ts";
-import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { othersParked, parkedOn, SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
 import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
+
+/** Takeover's counts (Worker.takeoverStats). */
+export interface TakeoverStats {
+  /** Rounds the application thread drove UCX in. */
+  rounds: number;
+  /** Times the progress thread lent it the token. */
+  lends: number;
+  /** Times the progress thread took the token back because the rounds stopped (2 ms). */
+  takenBack: number;
+  /** Times the application thread handed it back (its poll window ran out, or a record only the thread performs). */
+  handedBack: number;
+  /** The application thread's turns of the event loop while it held the token. */
+  yields: number;
+  /** Times its notifier parked waiting for a completion record or the token. */
+  parks: number;
+}
 
 /** Fast requests the takeover table holds (more stay with the progress thread). */
 const TAKEOVER_REQUESTS = 4096;
@@ -39,6 +55,19 @@ const TAKEOVER_POLL_MS = 1;
 const TAKEOVER_POLL_MAX_MS = 10;
 /** Takeover: the longest stretch of rounds on microtasks before the event loop gets a turn (as hybrid mode). */
 const YIELD_MS = 0.05;
+/**
+ * Takeover: the same while something is awaited and no other loop of this thread is parked
+ * (event-loop.ts othersParked): the turns are then for the application's timers and I/O only, as
+ * polling's driver gives them every 2 ms.
+ */
+const ALONE_YIELD_MS = 1;
+/**
+ * Takeover: empty rounds on microtasks before the notifier spins without awaiting (a
+ * completion's reactions may post the next operation a few microtasks later), and how long such
+ * a spin lasts at most (other microtasks wait that long): as polling's driver (progress-driver.ts).
+ */
+const AWAITED_EMPTY_ROUNDS = 8;
+const IDLE_SPIN_MS = 0.05;
 
 /**
  * This process's spin slots, shared by all its progress threads (thread-spin-policy.ts): one
@@ -77,6 +106,10 @@ export class ThreadedEngine implements Engine {
   /** Takeover: when the last of them was delivered, and how long to drive UCX after it. */
   private lastCompletion = -Infinity;
   private readonly poll = new TakeoverPollPolicy(TAKEOVER_POLL_MS, TAKEOVER_POLL_MAX_MS);
+  /** Takeover counts (takeoverStats): the notifier's event-loop turns, parks, and hand-backs of its own. */
+  private yields = 0;
+  private parks = 0;
+  private handBacks = 0;
 
   private constructor(
     /** The progress thread's job; its `ended` is what the thread's exit was. */
@@ -146,29 +179,64 @@ export class ThreadedEngine implements Engine {
     return this.writer.backlog;
   }
 
-  /** Nothing completes in place here: the progress thread executes the records. */
-  readonly inPlaceValue = 0;
+  /** The value (a send's length) of the last submission that completed in place (executeNow). */
+  get inPlaceValue(): number {
+    return this.driver?.inPlaceValue ?? 0;
+  }
 
-  submit(s: Submission, _now = false): boolean {
+  submit(s: Submission, now = false): boolean {
     if (this.stopped) throw new UcxError("UCX_TS_CLOSED", "the worker is closed");
     // Posting clones: an inline send's bytes are sliced first, so a view of a large buffer does
     // not clone all of it.
     if (this.port) this.port.postMessage(s.inline ? { ...s, inline: s.inline.slice() } : s);
     else this.writer.write(s);
-    this.wake();
     if (this.takeover) {
       // The token is worth asking for while the operations are ones our rounds execute (the
       // thread, woken by the record, lends it once done with it); not while they are the
       // thread's own (puts, active messages, flushes...): each would hand the token back to the
       // thread, two wake-ups an operation (1 MiB put windows: 1.3 GB/s against 21).
       const op = s.op;
-      if (op === Op.TagSend || op === Op.TagRecv || op === Op.StreamSend || op === Op.StreamRecv || op === Op.TagProbe) this.wantToken = true;
+      const fast = op === Op.TagSend || op === Op.TagRecv || op === Op.StreamSend || op === Op.StreamRecv || op === Op.TagProbe;
+      if (fast) this.wantToken = true;
       else if (op !== Op.Cancel) this.wantToken = false;
+      // Lent to us: execute it now, as polling mode does (executeNow).
+      if (fast && this.takeover.token === Token.LENT && this.writer.backlog === 0) {
+        const r = this.executeNow(this.takeover, this.driver!, now ? s.request : 0);
+        if (r === 1) return true;
+        if (r === 0) {
+          this.ensureNotifier();
+          return false;
+        }
+      }
       // Lent already: only our rounds execute the record.
       if (this.takeover.token !== Token.THREAD) this.ensureNotifier();
     }
+    this.wake();
     if (this.writer.backlog > 0) this.ensureNotifier();
     return false;
+  }
+
+  /**
+   * Takeover, the token lent to us: execute the ring's records inside the posting call
+   * (TakeoverDriver.executeNow) instead of at the notifier's next turn, as polling mode hands a
+   * send to UCX now. A send UCX finishes in place then settles in submit itself (no completion
+   * record, no delivery), when nothing else waits to be delivered (Engine.submit's order rule).
+   * Returns 1 when request `inPlace` completed in place, 0 when executed (or left for the thread,
+   * which then has the token back), -1 when the token was not ours to take (the thread took it
+   * back just now: the record waits for it).
+   */
+  private executeNow(t: TakeoverState, driver: TakeoverDriver, inPlace: number): number {
+    if (!t.takeLent(Token.APP)) return -1;
+    Atomics.add(t.header, HEARTBEAT, 1);
+    const nothingToDeliver = this.completions.size === 0 && driver.completions.size === 0 && driver.backlog === 0;
+    let done = false;
+    try {
+      done = driver.executeNow(nothingToDeliver ? inPlace : 0);
+    } finally {
+      // As a round: the thread executes what we could not, woken by the token.
+      this.releaseToken(t, driver);
+    }
+    return done ? 1 : 0;
   }
 
   private wake(): void {
@@ -319,18 +387,24 @@ export class ThreadedEngine implements Engine {
 
   /**
    * Takeover (null without it): rounds this thread drove UCX in, times the progress thread lent
-   * it the token, and times it took the token back because the rounds stopped.
+   * it the token, times it took the token back because the rounds stopped, times this thread
+   * handed it back, and the notifier's event-loop turns and parks (where a round trip's time goes).
    */
-  get takeoverStats(): { rounds: number; lends: number; takenBack: number } | null {
+  get takeoverStats(): TakeoverStats | null {
     const h = this.takeover?.header;
-    return h ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK) } : null;
+    return h
+      ? { rounds: Atomics.load(h, HEARTBEAT), lends: Atomics.load(h, LENDS), takenBack: Atomics.load(h, TAKEN_BACK), handedBack: this.handBacks, yields: this.yields, parks: this.parks }
+      : null;
   }
 
   /** Back-pressure: wait (at most 50 ms) for the thread to free submission slots, then flush into them. */
   private async waitForSpace(): Promise<void> {
     Atomics.store(this.submissions.header, PRODUCER_WAITING, 1);
     const head = this.submissions.headPosition;
-    if (this.writer.flush() === 0) await Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50).value;
+    if (this.writer.flush() === 0) {
+      const r = Atomics.waitAsync(this.submissions.header, Ring.HEAD, head, 50);
+      if (r.async) await parkedOn(r.value);
+    }
     Atomics.store(this.submissions.header, PRODUCER_WAITING, 0);
     this.wake();
   }
@@ -340,7 +414,7 @@ export class ThreadedEngine implements Engine {
     const header = this.completions.header;
     Atomics.store(header, APP_WAITING, 1);
     const r = Atomics.waitAsync(header, Ring.TAIL, seen, 1000);
-    if (r.async) await r.value;
+    if (r.async) await parkedOn(r.value);
     Atomics.store(header, APP_WAITING, 0);
   }
 
@@ -356,12 +430,15 @@ export class ThreadedEngine implements Engine {
   private async takeoverNotifier(t: TakeoverState, driver: TakeoverDriver): Promise<void> {
     const header = this.completions.header;
     let lastWork = performance.now();
+    /** Rounds in a row that did nothing (idleSpin). */
+    let empty = 0;
     try {
       while (!this.stopped) {
         const busy = this.active || this.writer.backlog > 0 || this.stopWaiter !== undefined;
         const seen = Atomics.load(header, Ring.TAIL);
         const delivered = this.delivered;
         if (this.progress() > 0) {
+          empty = 0;
           lastWork = performance.now();
           if (this.delivered !== delivered) {
             this.poll.completionAfter(lastWork - this.lastCompletion);
@@ -371,16 +448,33 @@ export class ThreadedEngine implements Engine {
           // a few microtasks later; those turns execute it without calling UCX's progress.
           for (let turns = SETTLE_TURNS; turns > 0 && !this.stopped; turns--) {
             await undefined;
-            if (this.progress() + Math.max(0, this.takeoverRound(t, driver, false)) > 0) turns = SETTLE_TURNS + 1;
+            // A round only for records still in the ring (those posted while the token was lent
+            // ran in their submit: executeNow) or requests just posted, not six rounds a delivery
+            // each taking and returning the token and checking the awaited receive.
+            const round = this.submissions.size > 0 || driver.touched || driver.backlog > 0 ? this.takeoverRound(t, driver, false) : 0;
+            if (this.progress() + Math.max(0, round) > 0) turns = SETTLE_TURNS + 1;
           }
           continue;
         }
-        const r = this.takeoverRound(t, driver);
-        if (r > 0) lastWork = performance.now(); // progress() delivers its completions next
+        let r = this.takeoverRound(t, driver);
+        // Waiting for a peer: after a few empty rounds on microtasks, rounds without an await
+        // (idleSpin), as polling's driver spins.
+        if (r === 0 && busy && ++empty > AWAITED_EMPTY_ROUNDS) {
+          empty = 0;
+          r = this.idleSpin(t, driver);
+        }
+        if (r > 0) {
+          empty = 0;
+          lastWork = performance.now(); // progress() delivers its completions next
+        }
         if (r >= 0) {
           if (performance.now() - lastWork < this.poll.windowMs || driver.backlog > 0) {
-            if (turnDue(YIELD_MS)) await yieldToEventLoop();
-            else await undefined;
+            // Nothing awaited (the poll window after the last completion): the application may
+            // wait for a timer or I/O, which then gets its turn as before.
+            if (turnDue(busy && !othersParked() ? ALONE_YIELD_MS : YIELD_MS)) {
+              this.yields++;
+              await yieldToEventLoop();
+            } else await undefined;
             continue;
           }
           // Nothing for a while: the progress thread takes over (and sleeps until UCX has an
@@ -398,6 +492,7 @@ export class ThreadedEngine implements Engine {
           this.wake(); // the thread lends at its next round, or before it would sleep
         }
         // Park until a completion comes, or the token (a lend is a completion record too).
+        this.parks++;
         await this.park(seen);
       }
     } finally {
@@ -409,6 +504,33 @@ export class ThreadedEngine implements Engine {
     }
   }
 
+  /**
+   * Takeover rounds without an await between them, until one does something (returns what it
+   * did), the token is not lent to us any more (-1), the thread wrote a completion record (0),
+   * or IDLE_SPIN_MS pass (0). Each `await` of the notifier's loop is a Promise and its reaction:
+   * awaited after every empty round, a side waiting for its peer's reply churned garbage (V8
+   * scavenges) and took a microtask turn between two looks at UCX, as polling's driver did
+   * before its idle spin (progress-driver.ts).
+   */
+  private idleSpin(t: TakeoverState, driver: TakeoverDriver): number {
+    // The token is taken once for the whole spin (the thread's take-back only needs a beat
+    // within TAKE_BACK_MS); a WANT_THREAD ends the spin at its next round.
+    if (!t.takeLent(Token.APP)) return -1;
+    Atomics.add(t.header, HEARTBEAT, 1);
+    const until = performance.now() + IDLE_SPIN_MS;
+    let n = 0;
+    try {
+      for (let round = 1; ; round++) {
+        n = driver.round(true);
+        if (n !== 0 || driver.needThread || Atomics.load(t.header, WANT_THREAD) !== 0 || this.completions.size > 0) break;
+        if ((round & 15) === 0 && performance.now() > until) break;
+      }
+    } finally {
+      this.releaseToken(t, driver);
+    }
+    return n;
+  }
+
   /** One round of the driver if the token is lent to us: -1 if it is not, else what the round did. */
   private takeoverRound(t: TakeoverState, driver: TakeoverDriver, progressUcx = true): number {
     if (!t.takeLent(Token.APP)) return -1;
@@ -417,19 +539,28 @@ export class ThreadedEngine implements Engine {
     try {
       n = driver.round(progressUcx);
     } finally {
-      if (driver.needThread || Atomics.load(t.header, WANT_THREAD) !== 0) {
-        // A record only the thread executes, or work a callback left it (an endpoint error, an
-        // active message): we ask again once we submit an operation of ours.
-        this.wantToken = false;
-        t.setToken(Token.THREAD);
-      } else Atomics.store(t.header, TOKEN, Token.LENT); // no notify: the thread sleeps on, TAKE_BACK_MS at a time
+      this.releaseToken(t, driver);
     }
     return n;
   }
 
+  /** The end of a round (the token is APP, ours): lend it on to ourselves, or give it back to the thread. */
+  private releaseToken(t: TakeoverState, driver: TakeoverDriver): void {
+    if (driver.needThread || Atomics.load(t.header, WANT_THREAD) !== 0) {
+      // A record only the thread executes, or work a callback left it (an endpoint error, an
+      // active message): we ask again once we submit an operation of ours.
+      this.wantToken = false;
+      this.handBacks++;
+      t.setToken(Token.THREAD);
+    } else Atomics.store(t.header, TOKEN, Token.LENT); // no notify: the thread sleeps on, TAKE_BACK_MS at a time
+  }
+
   /** If the token is lent to us, give it back to the progress thread. */
   private handBack(t: TakeoverState): void {
-    if (t.takeLent(Token.THREAD)) Atomics.notify(t.header, TOKEN);
+    if (t.takeLent(Token.THREAD)) {
+      this.handBacks++;
+      Atomics.notify(t.header, TOKEN);
+    }
   }
 
   /** @internal The process is exiting: make the thread return now, without freeing UCX. */
