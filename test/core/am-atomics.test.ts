@@ -11,6 +11,7 @@ import { UcxError, Worker } from "../../src/index.ts";
 import { ATOMIC_AM_ID, ATOMIC_REQUEST_BYTES, encodeAtomicRequest } from "../../src/core/engine/am-atomic-wire.ts";
 import { startPeer, withPeer } from "../helpers/peer-process.ts";
 import { drive, MODES, pair } from "../helpers/workers.ts";
+import { checkAtomicSemantics } from "../helpers/atomic-semantics.ts";
 
 /** A request as a peer could forge it, with `patch` bytes written over the encoding. */
 function forged(op: number, size: 4 | 8, address: number, value: bigint, patch: Record<number, number> = {}, length = ATOMIC_REQUEST_BYTES): Uint8Array {
@@ -37,38 +38,14 @@ for (const mode of MODES) {
     try {
       const mem = await p.run(p.b.memMap(64));
       const rkey = await p.run(p.ab.unpackRkey(await p.run(mem.packRkey())));
-      const word = new DataView(mem.bytes.buffer, mem.bytes.byteOffset);
-      const at = mem.address;
-      const run = <T>(x: Promise<T>) => p.run(x);
-      word.setBigUint64(0, 10n, true);
-      assert.is(await run(p.ab.atomic("add", at, rkey, 5)), undefined);
-      assert.is(await run(p.ab.atomic("add", at, rkey, 5, { fetch: true })), 15n);
-      assert.is(await run(p.ab.atomic("add", at, rkey, -1n, { fetch: true })), 20n);
-      assert.is(await run(p.ab.atomic("swap", at, rkey, 2n ** 63n)), 19n);
-      assert.is(await run(p.ab.atomic("cswap", at, rkey, 7n, { compare: 1n })), 2n ** 63n); // no match: unchanged
-      assert.is(word.getBigUint64(0, true), 2n ** 63n);
-      assert.is(await run(p.ab.atomic("cswap", at, rkey, 7n, { compare: 2n ** 63n })), 2n ** 63n);
-      assert.is(await run(p.ab.atomic("and", at, rkey, 6n, { fetch: true })), 7n);
-      assert.is(await run(p.ab.atomic("or", at, rkey, 8n, { fetch: true })), 6n);
-      assert.is(await run(p.ab.atomic("xor", at, rkey, 0xffn, { fetch: true })), 14n);
-      assert.is(word.getBigUint64(0, true), 0xf1n);
-      // 32-bit words, wrapping like C's unsigned arithmetic; the next word stays untouched.
-      word.setUint32(8, 0xffffffff, true);
-      assert.is(await run(p.ab.atomic("add", at + 8, rkey, 3, { bits: 32, fetch: true })), 0xffffffff);
-      assert.is(await run(p.ab.atomic("add", at + 8, rkey, 3, { bits: 32, fetch: true })), 2);
-      assert.is(await run(p.ab.atomic("cswap", at + 8, rkey, 9, { bits: 32, compare: 5 })), 5);
-      assert.is(await run(p.ab.atomic("xor", at + 8, rkey, 1, { bits: 32, fetch: true })), 9);
-      assert.is(await run(p.ab.atomic("swap", at + 12, rkey, 0xdeadbeef, { bits: 32 })), 0);
-      assert.is(word.getUint32(8, true), 8);
-      assert.is(word.getUint32(12, true), 0xdeadbeef);
-      assert.is(word.getUint32(16, true), 0, "the word after stays untouched");
+      const issued = await checkAtomicSemantics((x) => p.run(x), p.ab, rkey, mem);
       // Where the executors run on this thread, the counts show the path was taken.
-      const served = p.b.amAtomics();
-      if (served) assert.is(served.served, 14, "every atomic was served by the target over AM");
-      const asked = p.a.amAtomics();
-      if (asked) assert.is(asked.waiting, 0);
-      await run(rkey.destroy());
-      await run(mem.unmap());
+      const target = p.b.amAtomics();
+      if (target) assert.is(target.served, issued, "every atomic was served by the target over AM");
+      const initiator = p.a.amAtomics();
+      if (initiator) assert.is(initiator.waiting, 0);
+      await p.run(rkey.destroy());
+      await p.run(mem.unmap());
     } finally {
       await p.close();
     }

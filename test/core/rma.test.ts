@@ -9,6 +9,7 @@ import { runtime } from "../../src/ffi/index.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { withPeer } from "../helpers/peer-process.ts";
 import { MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
+import { checkAtomicSemantics } from "../helpers/atomic-semantics.ts";
 
 const code = (e: unknown) => (e as UcxError).code;
 
@@ -44,29 +45,7 @@ for (const mode of MODES) {
     try {
       const mem = await p.run(p.b.memMap(64));
       const rkey = await p.run(p.ab.unpackRkey(await p.run(mem.packRkey())));
-      const word = new DataView(mem.bytes.buffer, mem.bytes.byteOffset);
-      const at = mem.address;
-      const run = <T>(x: Promise<T>) => p.run(x);
-      word.setBigUint64(0, 10n, true);
-      assert.is(await run(p.ab.atomic("add", at, rkey, 5)), undefined);
-      assert.is(await run(p.ab.atomic("add", at, rkey, 5, { fetch: true })), 15n);
-      assert.is(await run(p.ab.atomic("add", at, rkey, -1n, { fetch: true })), 20n); // two's complement
-      assert.is(await run(p.ab.atomic("swap", at, rkey, 2n ** 63n)), 19n);
-      assert.is(await run(p.ab.atomic("cswap", at, rkey, 7n, { compare: 1n })), 2n ** 63n); // no match: unchanged
-      assert.is(word.getBigUint64(0, true), 2n ** 63n);
-      assert.is(await run(p.ab.atomic("cswap", at, rkey, 7n, { compare: 2n ** 63n })), 2n ** 63n);
-      assert.is(await run(p.ab.atomic("and", at, rkey, 6n, { fetch: true })), 7n);
-      assert.is(await run(p.ab.atomic("or", at, rkey, 8n, { fetch: true })), 6n);
-      assert.is(await run(p.ab.atomic("xor", at, rkey, 0xffn, { fetch: true })), 14n);
-      await run(p.ab.flush());
-      assert.is(word.getBigUint64(0, true), 0xf1n);
-      word.setUint32(8, 0xfffffffe, true);
-      assert.is(await run(p.ab.atomic("add", at + 8, rkey, 3, { bits: 32, fetch: true })), 0xfffffffe);
-      assert.is(await run(p.ab.atomic("cswap", at + 8, rkey, 9, { bits: 32, compare: 1 })), 1);
-      assert.is(await run(p.ab.atomic("xor", at + 8, rkey, 1, { bits: 32, fetch: true })), 9);
-      await run(p.ab.flush());
-      assert.is(word.getUint32(8, true), 8);
-      assert.is(word.getUint32(12, true), 0, "the next word is untouched by 32-bit atomics");
+      await checkAtomicSemantics((x) => p.run(x), p.ab, rkey, mem);
     } finally {
       await p.close();
     }
