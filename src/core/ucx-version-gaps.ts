@@ -53,9 +53,8 @@ export function requestHandlesFrom(
 ): number {
   if (forced === "0") return Infinity;
   const user = (name: string) => chosen(overrides, environment, name);
-  const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
   const cache = registrationCacheOn(user("MEM_EVENTS")) && !isNo(user("RCACHE_ENABLE"));
-  if (forced !== "1" && (!since116 || cache)) return Infinity;
+  if (forced !== "1" && (!since116(version) || cache)) return Infinity;
   return Math.min(REQUEST_HANDLES_FROM, memoryUnits(user("RNDV_THRESH")) ?? Infinity);
 }
 
@@ -72,8 +71,12 @@ export function atomicsOverActiveMessages(
   environment: (name: string) => string | undefined = cEnvironment,
 ): boolean {
   if (forced === "0" || forced === "1") return forced === "1";
-  const since116 = version.major > 1 || (version.major === 1 && version.minor >= 16);
-  return since116 && !isNo(chosen(overrides, environment, "PROTO_ENABLE"));
+  return since116(version) && !isNo(chosen(overrides, environment, "PROTO_ENABLE"));
+}
+
+/** UCX 1.16 or later: where both gaps begin. */
+function since116(version: { readonly major: number; readonly minor: number }): boolean {
+  return version.major > 1 || (version.major === 1 && version.minor >= 16);
 }
 
 /** The user's value of UCX_`name`: the context's own (with or without the prefix), else the environment's. */

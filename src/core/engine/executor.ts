@@ -196,7 +196,9 @@ export class Executor {
       },
     };
     this.tracker = new RequestTracker(u, this.out, staging, this.fast, host, (ep) => this.endpoints.endpoints.delete(ep), this.handles);
-    this.rma = new RemoteMemory(host);
+    // Every worker with active messages serves atomics over them: its peers' UCX decides.
+    if (options.features.includes("am")) this.amAtomics = new AmAtomics(host, (address, size) => this.rma.atomicWord(address, size));
+    this.rma = new RemoteMemory(host, this.amAtomics, options.atomicsOverActiveMessages ?? false);
     this.listeners = new ListenerOperations(host);
     this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.endpointGone(ep), () => this.needToken());
     this.tags = new TagOperations(host, this.tracker, staging, this.fast);
@@ -206,12 +208,7 @@ export class Executor {
     const pool = options.bouncePool;
     if (pool && pool.byteLength > 0) this.rma.register(BOUNCE_POOL_MEMORY, u.addressOf(new Uint8Array(pool)), pool.byteLength);
     this.shareMemory(BOUNCE_POOL_MEMORY);
-    if (options.features.includes("am")) {
-      // Every worker with active messages serves atomics over them: its peers' UCX decides.
-      const atomics = (this.amAtomics = new AmAtomics(host, (address, size) => this.rma.atomicWord(address, size)));
-      this.am = new ActiveMessages(host, released, atomics);
-      this.rma.useAtomicsOverAm(atomics, options.atomicsOverActiveMessages ?? false);
-    }
+    if (options.features.includes("am")) this.am = new ActiveMessages(host, released, this.amAtomics);
     this.batches = new BatchOperations(host, this.tracker, this.tags);
     this.operations = operationTable({
       tags: this.tags,

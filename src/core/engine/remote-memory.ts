@@ -32,18 +32,13 @@ export class RemoteMemory {
   private readonly memories = new Map<number, Region>();
   /** Unpacked remote keys (ucp_rkey_h) by the application's key id, with their endpoint. */
   private readonly rkeys = new Map<number, { handle: Pointer; endpoint: number }>();
-  /**
-   * Atomics over active messages (am-atomics.ts), with the "am" feature; `overAm`: this UCX
-   * needs them on peer-error-handling endpoints (ucx-version-gaps.ts, atomicsOverActiveMessages).
-   */
-  private atomics: { readonly am: AmAtomics; readonly overAm: boolean } | undefined;
-
-  constructor(private readonly h: OpHost) {}
-
-  /** Set once the active messages exist (the executor makes them after this). */
-  useAtomicsOverAm(am: AmAtomics, overAm: boolean): void {
-    this.atomics = { am, overAm };
-  }
+  constructor(
+    private readonly h: OpHost,
+    /** Atomics over active messages (am-atomics.ts), with the "am" feature. */
+    private readonly amAtomics?: AmAtomics,
+    /** This UCX needs them on peer-error-handling endpoints (ucx-version-gaps.ts, atomicsOverActiveMessages). */
+    private readonly overAm = false,
+  ) {}
 
   /**
    * The word at (address, size) for a peer's atomic over AM: inside memory registered and
@@ -168,7 +163,7 @@ export class RemoteMemory {
   atomic(id: number, ep: number, scratch: number, size: number, remote: number, key: number, opcode: number, fetch: boolean): void {
     const t = this.rmaTarget(ep, key);
     if (typeof t === "number") return this.h.done(id, t);
-    if (this.atomics?.overAm && t.e.peer) return this.atomics.am.post(id, ep, t.e, scratch, size, remote, opcode, fetch);
+    if (this.overAm && t.e.peer && this.amAtomics) return this.amAtomics.post(id, ep, t.e, scratch, size, remote, opcode, fetch);
     const p = this.h.param;
     // ucp_dt_make_contig(size): the operand's width; the reply buffer receives the old value.
     p.set("datatype", size << C.UCP_DATATYPE_SHIFT);
@@ -183,7 +178,7 @@ export class RemoteMemory {
    * atomics over AM still waiting for a reply end with its status.
    */
   endpointGone(ep: number): void {
-    this.atomics?.am.endpointGone(ep, this.h.endpoint(ep)?.failed ?? 0);
+    this.amAtomics?.endpointGone(ep, this.h.endpoint(ep)?.failed ?? 0);
     this.destroyRkeysOf(ep);
   }
 
