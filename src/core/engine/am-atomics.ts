@@ -185,12 +185,12 @@ export class AmAtomics {
     this.send(replyEp, reply, () => {});
   }
 
-  /** An eager AM of `header` alone on `ep`; `onDone` gets the send's status (also when it ended in place). */
+  /** An AM of `header` alone (no data) on `ep`; `onDone` hears only of a send that failed. */
   private send(ep: Pointer, header: Uint8Array, onDone: (status: number) => void): void {
     const u = this.h.u;
     const r = u.ucp_am_send_nbx(ep, ATOMIC_AM_ID, u.addressOf(header), header.length, 0, 0, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, C.UCP_AM_SEND_FLAG_REPLY));
     if (r === 0) return;
-    if (ptrIsError(r as number)) return onDone(r as number);
+    if (ptrIsError(r)) return onDone(r);
     // `holds`: the header stays referenced until UCX is done with the send (op-host.ts says why).
     this.h.queueRequest(this, { request: r, kind: "send", holds: header, onDone: (status) => status !== UCS_OK && onDone(status) });
   }
