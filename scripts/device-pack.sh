@@ -66,7 +66,7 @@ cp "$dir/pkg/test/gpu/engine-thread.js" "$dir/pkg/bench/"
 # bundled likewise: main, its peer and its collectives rank side by side (scripts/soak/files.ts
 # finds the .mjs peers beside a .mjs main).
 mkdir -p "$dir/pkg/scripts/soak"
-for f in scripts/soak/main.ts scripts/soak/peer.ts scripts/soak/ucg-rank.ts; do
+for f in scripts/soak/main.ts scripts/soak/peer.ts scripts/soak/ucg-rank.ts scripts/soak/cuda-cycles.ts; do
   node_modules/.bin/esbuild "$f" --bundle --platform=node --format=esm --target=node20 --external:koffi --external:bun:ffi --log-level=warning --outfile="$dir/pkg/scripts/soak/$(basename "$f" .ts).mjs" \
     --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
 done
