@@ -19,7 +19,7 @@
  * job, default 3; 0: none), --malloc fixed|dynamic (glibc's mmap and trim thresholds fixed at
  * 128 KiB in every process of the soak, the default, or left dynamic: allocator.ts), --gpu
  * stand-in|real|off (GPU traffic beside the host traffic, default off: gpu.ts), --gpu-max-size N
- * (bytes, default 4 MiB), --gpu-share F (the share of operations that are GPU ones, default 0.3). Meanwhile
+ * (bytes, default 4 MiB), --gpu-share F (the share of operations that are GPU ones, default 0.3), --gpu-kinds (some of gpu-tag,gpu-am,gpu-multi: what that share draws from). Meanwhile
  * jobs of N ranks run seeded random collectives, every result checked, some losing a rank to
  * SIGKILL (collectives.ts).
  *
@@ -77,9 +77,19 @@ function kindsOption(): readonly OpKind[] {
   return chosen as OpKind[];
 }
 
+/** --gpu-kinds: which GPU operations the GPU share draws from (default all three). */
+function gpuKindsOption(): readonly GpuKind[] {
+  const i = process.argv.indexOf("--gpu-kinds");
+  if (i < 0) return GPU_KINDS;
+  const chosen = (process.argv[i + 1] ?? "").split(",").filter((k) => k !== "");
+  const wrong = chosen.filter((k) => !(GPU_KINDS as readonly string[]).includes(k));
+  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--gpu-kinds takes some of ${GPU_KINDS.join(",")}, got ${process.argv[i + 1]}`);
+  return chosen as GpuKind[];
+}
+
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
-  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--heap-snapshots DIR]
+  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--gpu-kinds gpu-tag,gpu-am,gpu-multi] [--heap-snapshots DIR]
 (defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
  GLIBC_TUNABLES are set, no GPU traffic)
@@ -89,7 +99,7 @@ const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3]
  the same faults plus GPU receives aborted in flight; the report adds GPU operations, bytes, the pinned pool's high-water mark
  and device memory outstanding, which must be back to zero at the end. stand-in: test/cuda/standin-cudart.c compiled with cc
  (a C compiler needed); real: UCX_TS_CUDART, else CUDA's usual places, else the loader path (a GPU needed).`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share", "heap-snapshots"];
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share", "gpu-kinds", "heap-snapshots"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -129,6 +139,7 @@ const gpuChoice = ((): GpuChoice => {
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
 /** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
 const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
+const gpuKinds = gpuKindsOption();
 /** With --heap-snapshots DIR (Node): the JS heap at the first at-rest reading, at 90 % of the run and wound down (heap-snapshots.ts). */
 const heapSnapshots = ((dir) => (dir === undefined ? undefined : new HeapSnapshots(dir)))(heapSnapshotsOption(process.argv));
 const OP_TIMEOUT_MS = 60_000;
@@ -329,7 +340,7 @@ async function lane(): Promise<void> {
     }
     const conn = live[Math.floor(rand() * live.length)]!.conn!;
     // With --gpu, a share of the operations are GPU ones (the draw only then: a seed's host traffic is as before without it).
-    const gpuKind: GpuKind | undefined = gpu && rand() < gpuShare ? GPU_KINDS[Math.floor(rand() * GPU_KINDS.length)] : undefined;
+    const gpuKind: GpuKind | undefined = gpu && rand() < gpuShare ? gpuKinds[Math.floor(rand() * gpuKinds.length)] : undefined;
     const kind = gpuKind ?? kinds[Math.floor(rand() * kinds.length)]!;
     const id = nextId++;
     inFlight++;
