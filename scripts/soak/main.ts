@@ -57,34 +57,14 @@ function option(name: string, fallback: number): number {
   return v;
 }
 
-/** The progress modes whose workers are cycled: thread and hybrid ones start a thread each (engine/thread-pool.ts). */
-function cycleModesOption(): readonly ProgressMode[] {
-  const all: readonly ProgressMode[] = ["polling", "thread", "hybrid"];
-  const i = process.argv.indexOf("--cycle-modes");
+/** `--NAME a,b,...`: some of `all` (default all of them); anything else is refused, saying what is allowed. */
+function listOption<T extends string>(name: string, all: readonly T[]): readonly T[] {
+  const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return all;
-  const chosen = (process.argv[i + 1] ?? "").split(",").filter((m) => m !== "");
-  const wrong = chosen.filter((m) => !(all as readonly string[]).includes(m));
-  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--cycle-modes takes some of ${all.join(",")}, got ${process.argv[i + 1]}`);
-  return chosen as ProgressMode[];
-}
-
-function kindsOption(): readonly OpKind[] {
-  const i = process.argv.indexOf("--kinds");
-  if (i < 0) return OP_KINDS;
   const chosen = (process.argv[i + 1] ?? "").split(",").filter((k) => k !== "");
-  const wrong = chosen.filter((k) => !(OP_KINDS as readonly string[]).includes(k));
-  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--kinds takes some of ${OP_KINDS.join(",")}, got ${process.argv[i + 1]}`);
-  return chosen as OpKind[];
-}
-
-/** --gpu-kinds: which GPU operations the GPU share draws from (default all three). */
-function gpuKindsOption(): readonly GpuKind[] {
-  const i = process.argv.indexOf("--gpu-kinds");
-  if (i < 0) return GPU_KINDS;
-  const chosen = (process.argv[i + 1] ?? "").split(",").filter((k) => k !== "");
-  const wrong = chosen.filter((k) => !(GPU_KINDS as readonly string[]).includes(k));
-  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--gpu-kinds takes some of ${GPU_KINDS.join(",")}, got ${process.argv[i + 1]}`);
-  return chosen as GpuKind[];
+  const wrong = chosen.filter((k) => !(all as readonly string[]).includes(k));
+  if (chosen.length === 0 || wrong.length > 0) throw new Error(`--${name} takes some of ${all.join(",")}, got ${process.argv[i + 1]}`);
+  return chosen as T[];
 }
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
@@ -115,10 +95,11 @@ const seconds = option("seconds", 60 * option("minutes", 1));
 const peers = Math.min(3, Math.max(1, option("peers", 2)));
 const lanes = Math.max(1, option("lanes", 4));
 const cycles = option("cycles", 1000);
-const cycleModes = cycleModesOption();
+// The progress modes whose workers are cycled: thread and hybrid ones start a thread each (engine/thread-pool.ts).
+const cycleModes = listOption<ProgressMode>("cycle-modes", ["polling", "thread", "hybrid"]);
 const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
-const kinds = kindsOption();
+const kinds = listOption("kinds", OP_KINDS);
 const maxSize = Math.max(1, option("max-size", 16 * 2 ** 20));
 const collectiveRanks = Math.min(8, option("collectives", 3));
 const mallocChoice = ((): MallocChoice => {
@@ -139,7 +120,8 @@ const gpuChoice = ((): GpuChoice => {
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
 /** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
 const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
-const gpuKinds = gpuKindsOption();
+// Which GPU operations the GPU share draws from.
+const gpuKinds = listOption("gpu-kinds", GPU_KINDS);
 /** With --heap-snapshots DIR (Node): the JS heap at the first at-rest reading, at 90 % of the run and wound down (heap-snapshots.ts). */
 const heapSnapshots = ((dir) => (dir === undefined ? undefined : new HeapSnapshots(dir)))(heapSnapshotsOption(process.argv));
 const OP_TIMEOUT_MS = 60_000;
