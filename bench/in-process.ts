@@ -12,15 +12,19 @@
  *           Deno polling 25 / 12,  hybrid 59 / 26,  thread 285 / 110
  *           Bun  polling 24 / 12,  hybrid 14 / 5.1, thread 169 / 82
  *   (thread mode with two workers runs three threads on two cores: every hop is a wake-up)
+ * The two-worker row also prints its p90, p99 and event-loop turns per round trip (the driver
+ * loops' turns: engine/event-loop.ts).
  */
 import { Worker, type ProgressMode } from "../src/index.ts";
+import { eventLoopTurns } from "../src/core/engine/event-loop.ts";
 
 const modes = (process.argv[2] ?? "polling,hybrid,thread").split(",") as ProgressMode[];
 const rounds = Number(process.argv[3] ?? 5000);
 
-function median(xs: number[]): number {
+/** Quantile `q` of `xs` (sorted in place). */
+function quantile(xs: number[], q: number): number {
   xs.sort((a, b) => a - b);
-  return xs[xs.length >> 1]!;
+  return xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 }
 
 for (const mode of modes) {
@@ -39,8 +43,8 @@ for (const mode of modes) {
       await b.settled(ba.send(inB, 2));
     }
   })();
-  /** Median of `rounds` timings (us) of: post a receive for `back`, send on `ep`, await both. */
-  const timed = async (ep: typeof ab, sendTag: number, backTag: number): Promise<number> => {
+  /** `rounds` timings (us) of: post a receive for `back`, send on `ep`, await both. */
+  const timed = async (ep: typeof ab, sendTag: number, backTag: number): Promise<number[]> => {
     const us: number[] = [];
     for (let i = 0; i < rounds + 200; i++) {
       const t0 = performance.now();
@@ -49,13 +53,18 @@ for (const mode of modes) {
       await a.settled(r);
       if (i >= 200) us.push((performance.now() - t0) * 1000); // 200 warm-up rounds
     }
-    return median(us);
+    return us;
   };
-  const rtt = await timed(ab, 1, 2); // b echoes tag 1 as tag 2
-  const loop = await timed(self, 3, 3);
+  const turns0 = eventLoopTurns();
+  const rtts = await timed(ab, 1, 2); // b echoes tag 1 as tag 2
+  const turns = (eventLoopTurns() - turns0) / (rounds + 200);
+  const rtt = quantile(rtts, 0.5);
+  const loop = quantile(await timed(self, 3, 3), 0.5);
   await a.settled(ab.send(out, 9));
   await echo;
-  console.log(`${mode.padEnd(8)} two workers, 8 B round trip ${rtt.toFixed(1)} us; one worker to itself, send+recv ${loop.toFixed(1)} us`);
+  console.log(
+    `${mode.padEnd(8)} two workers, 8 B round trip ${rtt.toFixed(1)} us (p90 ${quantile(rtts, 0.9).toFixed(1)}, p99 ${quantile(rtts, 0.99).toFixed(1)}, ${turns.toFixed(3)} event-loop turns each); one worker to itself, send+recv ${loop.toFixed(1)} us`,
+  );
   await a.close();
   await b.close();
 }

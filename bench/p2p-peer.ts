@@ -16,7 +16,7 @@
  * timed windows of the sendMany row, written to <prefix>.<runtime>-<mode>-<role>.json
  * (bench/window-cost.mjs runs the pairs and prints them per message).
  * UCX_TS_BENCH_RTT=<prefix>: both sides' counts over the latency rows (round trips, wall and CPU
- * time, thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
+ * time, event-loop turns (counted with the sources, not --dist), thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
  * <prefix>.<runtime>-<mode>-<role>.json; the client sends tag 10 before its timed rows to start the
  * server's count, which ends at the next message that is not a ping.
  */
@@ -24,6 +24,7 @@ import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { faultLog } from "./page-faults.ts";
 import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
+import { eventLoopTurns } from "../src/core/engine/event-loop.ts";
 import { windowTrace } from "./window-trace.ts";
 import { writeFileSync } from "node:fs";
 
@@ -66,6 +67,7 @@ const rttStats = (() => {
   let t0 = 0;
   let cpu0 = 0;
   let takeover0 = worker.takeoverStats;
+  let turns0 = 0;
   return {
     enabled: !!prefix,
     start() {
@@ -74,6 +76,7 @@ const rttStats = (() => {
       count = 0;
       if (PROFILING) resetProfile();
       takeover0 = worker.takeoverStats;
+      turns0 = eventLoopTurns();
       t0 = performance.now();
       const c = process.cpuUsage();
       cpu0 = c.user + c.system;
@@ -88,7 +91,7 @@ const rttStats = (() => {
       const t = worker.takeoverStats;
       const takeover = t && takeover0 ? Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v - takeover0![k as keyof typeof t]])) : null;
       const file = `${prefix}.${rt}-${process.argv[3]}-${side}.json`;
-      writeFileSync(file, JSON.stringify({ side, roundTrips: count, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, takeover, ...(PROFILING ? profileSnapshot() : {}) }));
+      writeFileSync(file, JSON.stringify({ side, roundTrips: count, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, eventLoopTurns: eventLoopTurns() - turns0, takeover, ...(PROFILING ? profileSnapshot() : {}) }));
     },
   };
 })();

@@ -159,6 +159,7 @@ const result: Record<string, unknown> = {
   // The process's CPU time per round (all its threads): below meanUs, the rest was waiting.
   cpuUs: (cpu.user + cpu.system) / rounds,
   p50Us: at(0.5),
+  p90Us: at(0.9),
   p99Us: at(0.99),
   p999Us: at(0.999),
   maxUs: us[rounds - 1],

@@ -35,6 +35,24 @@ for (const mode of MODES) {
     assert.equal(Array.from(new Float64Array(into, 0, 2)), [2.5, 3.5]);
   });
 
+  test("new views of one buffer at other offsets send and receive their own bytes", async () => {
+    // Small sizes stay inline or eager; 64 KiB and up go by address (zero copy or rendezvous).
+    for (const size of [8, 64 << 10]) {
+      const out = new Uint8Array(4 * size);
+      for (let k = 0; k < 4; k++) out.set(pattern(size, 40 + k), k * size);
+      const into = new Uint8Array(4 * size);
+      for (const k of [2, 0, 3, 1]) {
+        const r = p.b.recv(into.subarray(k * size, (k + 1) * size), 50 + k);
+        await p.run(Promise.all([r, p.ab.send(out.subarray(k * size, (k + 1) * size), 50 + k)]));
+      }
+      for (let k = 0; k < 4; k++) assert.ok(samePattern(into.subarray(k * size, (k + 1) * size), 40 + k), `${size} B view ${k}`);
+      // A Node-style pool: an offset view of a buffer first seen through another view.
+      const fresh = new Uint8Array(new Uint8Array(2 * size).buffer, size, size);
+      await p.run(Promise.all([p.b.recv(fresh, 60), p.ab.send(out.subarray(size, 2 * size), 60)]));
+      assert.ok(samePattern(fresh, 41));
+    }
+  });
+
   test("tag masks select by bits, BigInt tags keep all 64 bits, any-source receive", async () => {
     const big = 0xfeedface_12345678n;
     const into = new Uint8Array(8);

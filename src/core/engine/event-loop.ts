@@ -54,6 +54,27 @@ export function othersParked(): boolean {
   return parked > 0;
 }
 
+/**
+ * How often a driver loop spinning on microtasks while it waits for UCX (hybrid's, thread mode's
+ * takeover) gives the event loop a turn (ms): often while another loop of this thread is parked
+ * on one (`parked` above) or the spinner awaits nothing (the application may be waiting for a
+ * timer or I/O), else only as often as the application's timers and I/O need (polling's driver:
+ * every 2 ms).
+ */
+export function turnIntervalMs(awaiting: boolean): number {
+  return awaiting && parked === 0 ? ALONE_TURN_MS : SHARED_TURN_MS;
+}
+/** turnIntervalMs while something is awaited and no other loop of this thread is parked. */
+export const ALONE_TURN_MS = 1;
+/** turnIntervalMs otherwise. */
+export const SHARED_TURN_MS = 0.05;
+
+/** Turns of the event loop taken through yieldToEventLoop so far (counted for the tests and bench/profile.ts). */
+export function eventLoopTurns(): number {
+  return turns;
+}
+let turns = 0;
+
 /** True when a loop that last yielded `intervalMs` ago should yield now (or a turn is under way). */
 export function turnDue(intervalMs: number): boolean {
   return pending !== undefined || performance.now() - lastTurn > intervalMs;
@@ -67,6 +88,7 @@ export function yieldToEventLoop(): Promise<void> {
   return (pending ??= new Promise<void>((resolve) => {
     const g = globalThis as { setImmediate?: (f: () => void) => unknown };
     const done = () => {
+      turns++;
       pending = undefined;
       lastTurn = performance.now();
       resolve();

@@ -17,15 +17,13 @@ import { InlineEngine } from "./inline-engine.ts";
 import type { Payload } from "./payload.ts";
 import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
-import { parkedOn, SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { parkedOn, SETTLE_TURNS, turnDue, turnIntervalMs, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
 import { hostOversubscribed } from "./host-load.ts";
 import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
 import { clearInterval, setInterval } from "node:timers";
 
 const UCS_OK = 0;
-/** Longest stretch of spinning on microtasks before the event loop gets a turn. */
-const YIELD_MS = 0.05;
 /**
  * The longest spin the driver learns (hybrid-spin-policy.ts), as thread mode's takeover learns
  * its poll window up to 10 ms (takeover-poll-policy.ts). The gap it learns from runs until this
@@ -173,11 +171,13 @@ export class HybridEngine implements Engine {
           }
           continue;
         }
-        if (turnDue(YIELD_MS)) {
+        if (turnDue(turnIntervalMs(this.active))) {
           // Timers, I/O and other workers' wake-ups (Atomics.waitAsync settles as a task, not a
           // microtask) get a turn during a spin: with 2 ms between turns, two hybrid workers in
           // one process took 300 us a round trip, one spinning while the other's wake-up waited.
-          // The turn is shared with every other such loop of this process (event-loop.ts).
+          // So every 50 us while such a wake-up may wait or nothing is awaited, else every 1 ms
+          // (event-loop.ts turnIntervalMs). The turn is shared with every other such loop of
+          // this process.
           await yieldToEventLoop();
           continue;
         }

@@ -21,7 +21,7 @@ import { SpinSlots } from "./thread-spin-policy.ts";
 import { cpus } from "node:os";
 import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WANT_THREAD } from "./takeover-state.ts";
 import { TakeoverDriver } from "./takeover-driver.ts";
-import { othersParked, parkedOn, SETTLE_TURNS, turnDue, yieldToEventLoop } from "./event-loop.ts";
+import { parkedOn, SETTLE_TURNS, turnDue, turnIntervalMs, yieldToEventLoop } from "./event-loop.ts";
 import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
 
 /** Takeover's counts (Worker.takeoverStats). */
@@ -53,14 +53,6 @@ const TAKEOVER_REQUESTS = 4096;
  */
 const TAKEOVER_POLL_MS = 1;
 const TAKEOVER_POLL_MAX_MS = 10;
-/** Takeover: the longest stretch of rounds on microtasks before the event loop gets a turn (as hybrid mode). */
-const YIELD_MS = 0.05;
-/**
- * Takeover: the same while something is awaited and no other loop of this thread is parked
- * (event-loop.ts othersParked): the turns are then for the application's timers and I/O only, as
- * polling's driver gives them every 2 ms.
- */
-const ALONE_YIELD_MS = 1;
 /**
  * Takeover: empty rounds on microtasks before the notifier spins without awaiting (a
  * completion's reactions may post the next operation a few microtasks later), and how long such
@@ -424,7 +416,7 @@ export class ThreadedEngine implements Engine {
   /**
    * The notifier with takeover: while something is outstanding it drives UCX itself whenever
    * the progress thread lends it the token (rounds of takeover-driver.ts, on microtasks, giving
-   * the event loop a turn every YIELD_MS), for the poll window after its last completion;
+   * the event loop a turn now and then: event-loop.ts turnIntervalMs), for the poll window after its last completion;
    * then it hands the token back and waits for completion records as the plain notifier does.
    */
   private async takeoverNotifier(t: TakeoverState, driver: TakeoverDriver): Promise<void> {
@@ -471,7 +463,7 @@ export class ThreadedEngine implements Engine {
           if (performance.now() - lastWork < this.poll.windowMs || driver.backlog > 0) {
             // Nothing awaited (the poll window after the last completion): the application may
             // wait for a timer or I/O, which then gets its turn as before.
-            if (turnDue(busy && !othersParked() ? ALONE_YIELD_MS : YIELD_MS)) {
+            if (turnDue(turnIntervalMs(busy))) {
               this.yields++;
               await yieldToEventLoop();
             } else await undefined;
