@@ -27,7 +27,7 @@ import { applyAllocator, tcacheOff } from "./allocator.ts";
 import { soakScript } from "./files.ts";
 import { type Control, dataTag, decode, encode, fromHex, payload, REGION, TAG, toHex, type Intro } from "./protocol.ts";
 import { leastOfThree, round } from "./samples.ts";
-import { randomSize } from "./traffic.ts";
+import { posted, randomSize } from "./traffic.ts";
 import { seededRandom } from "./random.ts";
 import { fitLine } from "./regression.ts";
 
@@ -77,23 +77,23 @@ async function op(id: number): Promise<void> {
   switch (kind) {
     case "tag": {
       const back = new Uint8Array(size);
-      const echo = ep.recv(back, tag + 1);
+      const echo = posted(ep.recv(back, tag + 1));
       await Promise.all([control({ op: "tag", id, sizes: [size] }), ep.send(out, tag), echo]);
       return;
     }
     case "stream": {
       const back = new Uint8Array(size);
-      const echo = ep.streamRecv(back);
+      const echo = posted(ep.streamRecv(back));
       await Promise.all([control({ op: "stream", id, sizes: [size] }), ep.streamSend(out), echo]);
       return;
     }
     case "am": {
-      const echo = ep.amRecv();
+      const echo = posted(ep.amRecv());
       await Promise.all([control({ op: "am", id, sizes: [size] }), ep.amSend(out, { header: out.subarray(0, 16) }), echo]);
       return;
     }
     case "multi": {
-      const echo = ep.recvMulti(tag + 1);
+      const echo = posted(ep.recvMulti(tag + 1));
       await Promise.all([control({ op: "multi", id, sizes: [size, size] }), ep.sendMulti([out, out], tag), echo]);
       return;
     }
