@@ -12,6 +12,15 @@
  * same settings as MALLOC_*_ environment variables for the processes it starts (peers, collective
  * ranks; glibc reads them at start-up). Settings already in the environment are left as they are
  * and named in the report; `--malloc dynamic` leaves glibc's defaults.
+ *
+ * Thread caches: glibc keeps up to 7 freed chunks of each of 64 sizes (up to 1,032 B) per thread
+ * (tcache, ~240 KiB a thread at most), outside its bins, so malloc_info counts them as in use. A
+ * soak process has 13 or more threads, and with the payloads' random sizes those caches filled
+ * slowly: malloc in use rose in a steady line (+3.54 MiB per 100k operations over a 40-minute
+ * soak) that was no live allocation (docs/testing.md, Soak, 2026-11-27: heaptrack's live bytes
+ * the same after 1,000 and 3,000 operations; flat with the caches off). `npm run soak` starts
+ * Node with `GLIBC_TUNABLES=glibc.malloc.tcache_count=0` (only a process's start can set it; its
+ * peers and ranks inherit it), which this module takes as its own setting, not the user's.
  */
 import process from "node:process";
 import { openLibc } from "../../src/ffi/index.ts";
@@ -23,6 +32,12 @@ const THRESHOLD = 128 * 1024;
 
 export type MallocChoice = "fixed" | "dynamic";
 
+/** What `npm run soak` sets (package.json): no per-thread caches, so malloc in use counts only live blocks. */
+export const TCACHE_OFF = "glibc.malloc.tcache_count=0";
+
+/** Whether glibc's per-thread caches are off in this process (set at its start). */
+export const tcacheOff = (): boolean => (process.env.GLIBC_TUNABLES ?? "").split(":").includes(TCACHE_OFF);
+
 /** The allocator variables in this process's environment (MALLOC_*_ and GLIBC_TUNABLES). */
 export function allocatorEnv(): string[] {
   return Object.entries(process.env)
@@ -32,13 +47,17 @@ export function allocatorEnv(): string[] {
 
 /** Applies `choice` to this process and its children; returns the line the report prints. */
 export function applyAllocator(choice: MallocChoice): string {
-  const inherited = allocatorEnv();
-  if (inherited.length > 0) return `glibc, from the environment: ${inherited.join(" ")}`;
-  if (choice === "dynamic") return "glibc, default settings (dynamic mmap and trim thresholds)";
+  // The soak's own tcache setting is not the user's: the thresholds are still set here.
+  const inherited = allocatorEnv().filter((v) => v !== `GLIBC_TUNABLES=${TCACHE_OFF}`);
+  const caches = tcacheOff()
+    ? "; thread caches off (GLIBC_TUNABLES=glibc.malloc.tcache_count=0: malloc in use counts live blocks only)"
+    : "; thread caches on (malloc in use also counts chunks parked in them: up to ~240 KiB a thread)";
+  if (inherited.length > 0) return `glibc, from the environment: ${inherited.join(" ")}${caches}`;
+  if (choice === "dynamic") return `glibc, default settings (dynamic mmap and trim thresholds)${caches}`;
   const c = openLibc();
   // mallopt returns 1 on success, 0 on error.
   if (c.mallopt(M_MMAP_THRESHOLD, THRESHOLD) !== 1 || c.mallopt(M_TRIM_THRESHOLD, THRESHOLD) !== 1) throw new Error("soak: mallopt refused the thresholds");
   process.env.MALLOC_MMAP_THRESHOLD_ = String(THRESHOLD);
   process.env.MALLOC_TRIM_THRESHOLD_ = String(THRESHOLD);
-  return `glibc, mmap and trim thresholds fixed at ${THRESHOLD} B (set by the soak: mallopt here, MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ for its peers and ranks)`;
+  return `glibc, mmap and trim thresholds fixed at ${THRESHOLD} B (set by the soak: mallopt here, MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ for its peers and ranks)${caches}`;
 }

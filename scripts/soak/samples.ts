@@ -4,7 +4,7 @@
  * slope, so one GC's timing does not decide it). UCX's own memory statistics (ucs memtrack) are
  * not built into Debian's libucx0 1.13 (no --enable-memtrack), so they are not sampled here.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import v8 from "node:v8";
 import { openLibc, runtime, type Libc } from "../../src/ffi/index.ts";
@@ -160,7 +160,10 @@ export function mallocInUse(c: Libc): number {
     }
     c.malloc_info(0, file);
     c.fclose(file);
-    return parseMallocInfo(readFileSync(`/proc/self/fd/${fd}`, "utf8"));
+    const xml = readFileSync(`/proc/self/fd/${fd}`, "utf8");
+    // SOAK_MALLOC_XML=FILE: every reading's XML appended to FILE, to tell which arena (thread) moved.
+    if (process.env.SOAK_MALLOC_XML) appendFileSync(process.env.SOAK_MALLOC_XML, xml + "\n<!-- reading -->\n");
+    return parseMallocInfo(xml);
   } finally {
     c.close(fd);
   }

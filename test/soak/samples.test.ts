@@ -9,6 +9,8 @@ import { openLibc } from "../../src/ffi/index.ts";
 import { mallocInUse, mappings, rssByMapping, SampleLog, type Sample } from "../../scripts/soak/samples.ts";
 import { fitLine, t975, verdict } from "../../scripts/soak/regression.ts";
 import { seededRandom } from "../../scripts/soak/random.ts";
+import { applyAllocator, TCACHE_OFF } from "../../scripts/soak/allocator.ts";
+import process from "node:process";
 
 const test = suite("soak samples");
 const MiB = 2 ** 20;
@@ -85,6 +87,31 @@ test("reading the mappings leaves no line of /proc/self/smaps as the last match 
   assert.ok(mappings().length > 0);
   const input = (RegExp as unknown as { input: string }).input;
   assert.ok(!/^Rss:|^[0-9a-f]+-[0-9a-f]+ |kB$/.test(input), `last match subject: ${JSON.stringify(input)}`);
+});
+
+test("npm run soak's thread-cache setting is the soak's own: the thresholds are still fixed, and the report says the caches are off", () => {
+  // package.json starts the soak with GLIBC_TUNABLES=glibc.malloc.tcache_count=0 (allocator.ts):
+  // taken for a user's setting, the soak would leave glibc's dynamic thresholds (the early RSS step).
+  const saved = { tunables: process.env.GLIBC_TUNABLES, mmap: process.env.MALLOC_MMAP_THRESHOLD_, trim: process.env.MALLOC_TRIM_THRESHOLD_ };
+  const restore = (k: string, v: string | undefined) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
+  try {
+    delete process.env.MALLOC_MMAP_THRESHOLD_;
+    delete process.env.MALLOC_TRIM_THRESHOLD_;
+    process.env.GLIBC_TUNABLES = TCACHE_OFF;
+    const line = applyAllocator("fixed");
+    assert.match(line, /thresholds fixed at 131072 B/);
+    assert.match(line, /thread caches off/);
+    assert.is(process.env.MALLOC_MMAP_THRESHOLD_, "131072");
+    // Anything else in GLIBC_TUNABLES is the user's, left as it is and named.
+    process.env.GLIBC_TUNABLES = `${TCACHE_OFF}:glibc.malloc.arena_max=2`;
+    assert.match(applyAllocator("fixed"), /from the environment: .*arena_max=2.*thread caches off/);
+    process.env.GLIBC_TUNABLES = "glibc.malloc.arena_max=2";
+    assert.match(applyAllocator("fixed"), /thread caches on/);
+  } finally {
+    restore("GLIBC_TUNABLES", saved.tunables);
+    restore("MALLOC_MMAP_THRESHOLD_", saved.mmap);
+    restore("MALLOC_TRIM_THRESHOLD_", saved.trim);
+  }
 });
 
 test.run();
