@@ -8,9 +8,32 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, type ProgressMode } from "../../src/index.ts";
-import { ALONE_TURN_MS, eventLoopTurns, parkedOn, SHARED_TURN_MS, turnIntervalMs } from "../../src/core/engine/event-loop.ts";
+import { ALONE_TURN_MS, eventLoopTurns, othersParked, parkedOn, SHARED_TURN_MS, turnIntervalMs } from "../../src/core/engine/event-loop.ts";
 
 const test = suite("core/event-loop-turns");
+
+test.before(async () => {
+  // Workers of earlier suites are closed: none of their loops may still be parked (a parked loop
+  // makes every other loop of the thread turn often). A park ends within its own timeout (1 s at
+  // most); a closed thread-mode worker's notifier is woken at once (it lingered that second).
+  const until = performance.now() + 1500;
+  while (othersParked() && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
+  assert.not.ok(othersParked(), "a loop of a closed worker is still parked 1.5 s later");
+});
+
+test("a closed thread-mode worker leaves no loop parked", async () => {
+  const a = await Worker.create({ progressMode: "thread", errorHandling: "none" });
+  const ab = await a.connect(await a.address());
+  for (let i = 0; i < 50; i++) {
+    const r = a.recv(new Uint8Array(8), 1);
+    await ab.send(new Uint8Array(8), 1);
+    await r;
+  }
+  await new Promise((r) => setTimeout(r, 50)); // the notifier parks (Bun: always; else after its spin)
+  await a.close();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.not.ok(othersParked(), "the closed worker's notifier is still parked");
+});
 
 test("the turn interval: rare while awaited and alone, often while another loop is parked or nothing is awaited", async () => {
   assert.is(turnIntervalMs(true), ALONE_TURN_MS);

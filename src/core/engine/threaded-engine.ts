@@ -580,6 +580,12 @@ export class ThreadedEngine implements Engine {
       clearInterval(keepAlive);
     }
     this.stopped = true;
+    // The notifier may have parked on the completion ring again after delivering Stopped (it
+    // waits up to a second): wake it to see `stopped` and end. Left parked, it counted as a
+    // parked loop (event-loop.ts) for that second after the close, and every other loop of this
+    // thread turned the event loop every 50 us meanwhile (Bun, whose notifier parks instead of
+    // taking the token over: 1,004 ms after a close).
+    Atomics.notify(this.completions.header, Ring.TAIL);
     liveEngines.delete(this);
     this.stopWaiter = undefined;
     this.port?.close();
