@@ -22,6 +22,7 @@ import { withStream } from "../../src/core/cuda/copy-engine.ts";
 import { acquirePinned, releasePinned } from "../../src/core/cuda/pinned-pool.ts";
 import { CUDA_MEMCPY } from "../../src/ffi/index.ts";
 import { chooseCudart } from "./gpu-library.ts";
+import { seededRandom } from "./random.ts";
 import { round, sample } from "./samples.ts";
 
 const [choice = "stand-in", phasesArg = "alloc,copy,staged,event", countsArg = "1000,2000,4000"] = process.argv.slice(2);
@@ -30,9 +31,8 @@ const counts = countsArg.split(",").map(Number);
 const WARMUP = 100;
 const library = chooseCudart(choice);
 
-let seed = 2027;
-/** xorshift32: the same sizes in every run. */
-const next = () => ((seed ^= seed << 13), (seed ^= seed >>> 17), (seed ^= seed << 5), (seed >>> 0) / 2 ** 32);
+/** The same sizes in every run. */
+const next = seededRandom(2027);
 const randomSize = (max = 4 * 2 ** 20) => Math.max(1, Math.floor(Math.exp(next() * Math.log(max))));
 const host = new Uint8Array(4 * 2 ** 20).map((_, i) => i * 31);
 
