@@ -222,6 +222,20 @@ function spawnPeer(slot: Slot): void {
   }
 }
 
+/**
+ * Adds to an unexpected failure whether its peer process was still running half a second later.
+ * Over tcp UCX 1.13.1 names every broken connection UCS_ERR_ENDPOINT_TIMEOUT (uct_tcp_ep_set_failed:
+ * the peer's side closed or reset it; on one host no timer of UCX's runs out), so a peer that
+ * crashed (a UCX assertion: its stderr is the soak's) and a failure with a live peer read the
+ * same without this.
+ */
+function notePeerState(at: number, peer: ChildProcess | undefined): void {
+  setTimeout(() => {
+    const state = !peer ? "no peer process" : peer.exitCode !== null || peer.signalCode !== null ? `its peer (pid ${peer.pid}) had exited (${peer.signalCode ?? `code ${peer.exitCode}`})` : `its peer (pid ${peer.pid}) was still running`;
+    stats.firstUnexpected[at] += `; ${state}`;
+  }, 500).unref?.();
+}
+
 /** When each connection's peer was killed: how long the library takes to report it. */
 const killedAt = new WeakMap<Connection, number>();
 
@@ -335,7 +349,7 @@ async function lane(): Promise<void> {
       const code = e instanceof UcxError ? e.code : (e as Error).name;
       if (e instanceof CorruptionError || !conn.faulted) {
         bump(stats.unexpected, `${kind}: ${code}`);
-        if (stats.firstUnexpected.length < 5) stats.firstUnexpected.push(`${kind} ${id}: ${(e as Error).message}`);
+        if (stats.firstUnexpected.length < 5) notePeerState(stats.firstUnexpected.push(`${kind} ${id}: ${(e as Error).message}`) - 1, slots[conn.slot]?.child);
       } else bump(stats.expected, `${conn.faulted}: ${code}`);
     } finally {
       inFlight--;

@@ -14,12 +14,17 @@
  * keeps every reading's malloc_info (samples.ts) to see which arena moved;
  * `OP_GROWTH_NO_CLOSE=1` exits with everything open, so that heaptrack's "leaked" is what is live.
  *
+ * No fault is injected, so a failed operation is a finding: it prints one JSON line (the
+ * operation, seconds, error, load, whether the peer process had exited and by which signal) and
+ * exits 1; the peer reports its own endpoint's failure on stderr (peer.ts, SOAK_PEER_REPORT).
+ *
  *   node --expose-gc --import tsx scripts/soak/op-growth.ts <kind> <size> [count=3000] [every=250] [mode]
  *
  * kind: tag | stream | am | multi | put | get; mode: a progress mode (default: the runtime's).
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { loadavg } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Worker, type Endpoint, type ProgressMode, type RemoteKey } from "../../src/index.ts";
@@ -43,6 +48,7 @@ if (!KINDS.includes(kind) || !(size >= 0) || !(count > 0) || !(every > 0)) throw
 applyAllocator("fixed"); // as the soak: thresholds fixed, the same for the peer
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const secret = new Uint8Array(randomBytes(32));
+const started = Date.now();
 const worker = await Worker.create({ errorHandling: "peer", ...(mode ? { progressMode: mode as ProgressMode } : {}) });
 let resolveConn!: (c: { ep: Endpoint; intro: Intro }) => void;
 const connected = new Promise<{ ep: Endpoint; intro: Intro }>((r) => (resolveConn = r));
@@ -61,9 +67,11 @@ const listener = await worker.listen({
 const script = soakScript("peer");
 const child = spawn(process.execPath, [...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script, String(listener.port), "0", toHex(secret)], {
   cwd: root,
-  env: { ...process.env },
+  env: { ...process.env, SOAK_PEER_REPORT: "1" }, // the peer says when its endpoint fails (peer.ts)
   stdio: ["pipe", "ignore", "inherit"],
 });
+let peerExit: { code: number | null; signal: string | null; atSeconds: number } | undefined;
+child.on("exit", (code, signal) => (peerExit = { code, signal, atSeconds: round((Date.now() - started) / 1000) }));
 const { ep, intro } = await connected;
 const rkey: RemoteKey = await ep.unpackRkey(fromHex(intro.rkey));
 const control = (c: Control) => ep.send(encode(c), TAG.CONTROL);
@@ -110,10 +118,19 @@ async function op(id: number): Promise<void> {
   }
 }
 
-const started = Date.now();
 const readings: { ops: number; mallocInUseMiB: number; rssMiB: number; jsHeapMiB: number }[] = [];
 for (let id = 1; id <= count; id++) {
-  await op(id);
+  try {
+    await op(id);
+  } catch (e) {
+    // No fault is injected here, so any failure is a finding: say when, under what load, and
+    // whether the peer process was still there (peer.ts reports its own endpoint's failure).
+    await new Promise((r) => setTimeout(r, 500)); // the peer's exit, if it is going, arrives
+    const error = e instanceof Error ? { code: (e as { code?: string }).code, message: e.message } : { message: String(e) };
+    console.log(JSON.stringify({ kind, size: sizeText, mode: worker.progressMode, failedAt: id, seconds: round((Date.now() - started) / 1000), error, peerExit: peerExit ?? "running", loadavg: loadavg().map(round) }));
+    child.kill("SIGKILL");
+    process.exit(1);
+  }
   if (id % every === 0) {
     const s = await leastOfThree(started, id, () => new Promise((r) => setTimeout(r, 50)));
     const r = { ops: id, mallocInUseMiB: round(s.mallocInUseMiB), rssMiB: round(s.trimmedRssMiB), jsHeapMiB: round(s.heapMiB) };

@@ -17,8 +17,24 @@ const port = Number(portText);
 const slot = Number(slotText);
 const auth = { secret: fromHex(secretHex) };
 
-process.stdin.on("close", () => process.exit(0));
-process.stdin.on("end", () => process.exit(0));
+/**
+ * SOAK_PEER_REPORT=1 (op-growth.ts sets it): say on stderr when this peer's endpoint fails and
+ * when it exits, so that a failure without a fault shows which side saw it first. The soak
+ * leaves it off: there every injected fault would print a line.
+ */
+const reporting = process.env.SOAK_PEER_REPORT === "1";
+const born = Date.now();
+function report(what: string): void {
+  if (reporting) process.stderr.write(`peer ${slot} (pid ${process.pid}, ${((Date.now() - born) / 1000).toFixed(1)} s): ${what}\n`);
+}
+const describe = (e: unknown) => (e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e));
+
+const stdinGone = () => {
+  report("stdin closed (the coordinator ended or died): exiting");
+  process.exit(0);
+};
+process.stdin.on("close", stdinGone);
+process.stdin.on("end", stdinGone);
 process.stdin.resume();
 
 const worker = await Worker.create({ errorHandling: "peer" });
@@ -64,18 +80,21 @@ for (let failures = 0; failures < 50; ) {
   try {
     ep = await worker.connect({ host: "127.0.0.1", port }, { auth });
     failures = 0;
-  } catch {
+  } catch (e) {
     failures++;
+    report(`connect failed (${failures}): ${describe(e)}`);
     await new Promise((r) => setTimeout(r, 100));
     continue;
   }
   try {
     await serve(ep);
     break; // "stop"
-  } catch {
+  } catch (e) {
     // The endpoint failed (closed by the coordinator, an injected fault): connect again.
+    report(`endpoint failed: ${describe(e)}; connecting again`);
     await ep.close({ force: true }).catch(() => {});
   }
 }
+report("stopping");
 await worker.close();
 process.exit(0);
