@@ -69,8 +69,8 @@ function listOption<T extends string>(name: string, all: readonly T[]): readonly
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
-  [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--gpu-kinds gpu-tag,gpu-am,gpu-multi] [--heap-snapshots DIR]
-(defaults: 1 minute, 2 peers, 4 lanes, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
+  [--progress thread|polling|hybrid|blocking] [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--gpu-kinds gpu-tag,gpu-am,gpu-multi] [--heap-snapshots DIR]
+(defaults: 1 minute, 2 peers, 4 lanes, the coordinator in the runtime's default progress mode, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
  GLIBC_TUNABLES are set, no GPU traffic)
 --gpu stand-in|real: ${GPU_SHARE * 100} % of the operations (--gpu-share) move GPU memory (DeviceBuffers) too: tag echoes device<->device and
@@ -79,7 +79,7 @@ const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3]
  the same faults plus GPU receives aborted in flight; the report adds GPU operations, bytes, the pinned pool's high-water mark
  and device memory outstanding, which must be back to zero at the end. stand-in: test/cuda/standin-cudart.c compiled with cc
  (a C compiler needed); real: UCX_TS_CUDART, else CUDA's usual places, else the loader path (a GPU needed).`;
-const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share", "gpu-kinds", "heap-snapshots"];
+const KNOWN_OPTIONS = ["minutes", "seconds", "peers", "lanes", "cycles", "cycle-modes", "seed", "fault-every-ms", "kinds", "max-size", "collectives", "malloc", "gpu", "gpu-max-size", "gpu-share", "gpu-kinds", "heap-snapshots", "progress"];
 // A mistyped or unknown option would otherwise be ignored and a whole soak run with the defaults.
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(USAGE);
@@ -97,6 +97,16 @@ const lanes = Math.max(1, option("lanes", 4));
 const cycles = option("cycles", 1000);
 // The progress modes whose workers are cycled: thread and hybrid ones start a thread each (engine/thread-pool.ts).
 const cycleModes = listOption<ProgressMode>("cycle-modes", ["polling", "thread", "hybrid"]);
+// The coordinator's own worker: the runtime's default mode unless --progress names one, so a growth
+// can be pinned on the progress thread (polling mode has none) or acquitted of it.
+const coordinatorMode: ProgressMode | undefined = process.argv.includes("--progress")
+  ? onlyOne("progress", listOption<ProgressMode>("progress", ["thread", "polling", "hybrid", "blocking"]))
+  : undefined;
+
+function onlyOne<T>(name: string, chosen: readonly T[]): T {
+  if (chosen.length !== 1) throw new Error(`--${name} takes one value, got ${chosen.join(",")}`);
+  return chosen[0]!;
+}
 const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = listOption("kinds", OP_KINDS);
@@ -193,7 +203,7 @@ process.on("unhandledRejection", (e: unknown) => {
   if (stats.firstUnexpected.length < 5) stats.firstUnexpected.push(`unhandled rejection: ${(e as Error)?.message}`);
 });
 
-const worker = await Worker.create({ errorHandling: "peer" });
+const worker = await Worker.create({ errorHandling: "peer", ...(coordinatorMode ? { progressMode: coordinatorMode } : {}) });
 const slots: Slot[] = Array.from({ length: peers }, (_, index) => ({ index, child: undefined, conn: undefined }));
 let listener: Listener;
 
@@ -629,7 +639,7 @@ function cycleLines(c: CycleReport): string[] {
   return lines;
 }
 const lines = [
-  `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}`,
+  `soak: ${round(trafficSeconds)} s, ${peers + 1} processes (${peers} peers), ${lanes} lanes, seed ${seed}, ${runtime}, ${worker.progressMode} progress`,
   `allocator         ${allocator}`,
   `young generation  ${youngGeneration}`,
   `operations        ${stats.ops}  (${OP_KINDS.map((k) => `${k} ${stats.byKind[k]}`).join(", ")})`,
@@ -683,5 +693,5 @@ const lines = [
   failed ? "soak: FAILED" : "soak: passed",
 ];
 process.stderr.write(lines.join("\n") + "\n");
-console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReports, collectives: ucg, gpu: gpuReport && { ...gpuReport, outstandingAfterWindDown: gpuWound, outstandingAfterClose: gpuClosed, leaked: gpuLeaked } }));
+console.log(JSON.stringify({ ok: !failed, seconds: round(trafficSeconds), peers, seed, progressMode: worker.progressMode, allocator, mallocSettings, youngGeneration, ...stats, growth: grow, woundDown: wound, atRest, restMappings, woundMappings, anonymousGrew, cycles: cycleReports, collectives: ucg, gpu: gpuReport && { ...gpuReport, outstandingAfterWindDown: gpuWound, outstandingAfterClose: gpuClosed, leaked: gpuLeaked } }));
 process.exit(failed ? 1 : 0);
