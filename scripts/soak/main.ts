@@ -67,6 +67,15 @@ function listOption<T extends string>(name: string, all: readonly T[]): readonly
   return chosen as T[];
 }
 
+/** `--NAME a`: one of `all`, or undefined where the option is absent; anything else is refused. */
+function choiceOption<T extends string>(name: string, all: readonly T[]): T | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const v = process.argv[i + 1];
+  if (!(all as readonly (string | undefined)[]).includes(v)) throw new Error(`--${name} takes one of ${all.join(", ")}, got ${v}`);
+  return v as T;
+}
+
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
   [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
   [--progress thread|polling|hybrid|blocking] [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--gpu-kinds gpu-tag,gpu-am,gpu-multi] [--heap-snapshots DIR]
@@ -99,33 +108,16 @@ const cycles = option("cycles", 1000);
 const cycleModes = listOption<ProgressMode>("cycle-modes", ["polling", "thread", "hybrid"]);
 // The coordinator's own worker: the runtime's default mode unless --progress names one, so a growth
 // can be pinned on the progress thread (polling mode has none) or acquitted of it.
-const coordinatorMode: ProgressMode | undefined = process.argv.includes("--progress")
-  ? onlyOne("progress", listOption<ProgressMode>("progress", ["thread", "polling", "hybrid", "blocking"]))
-  : undefined;
-
-function onlyOne<T>(name: string, chosen: readonly T[]): T {
-  if (chosen.length !== 1) throw new Error(`--${name} takes one value, got ${chosen.join(",")}`);
-  return chosen[0]!;
-}
+const coordinatorMode = choiceOption<ProgressMode>("progress", ["thread", "polling", "hybrid", "blocking"]);
 const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = listOption("kinds", OP_KINDS);
 const maxSize = Math.max(1, option("max-size", 16 * 2 ** 20));
 const collectiveRanks = Math.min(8, option("collectives", 3));
-const mallocChoice = ((): MallocChoice => {
-  const i = process.argv.indexOf("--malloc");
-  const v = i < 0 ? "fixed" : process.argv[i + 1];
-  if (v !== "fixed" && v !== "dynamic") throw new Error(`--malloc takes fixed or dynamic, got ${v}`);
-  return v;
-})();
+const mallocChoice = choiceOption<MallocChoice>("malloc", ["fixed", "dynamic"]) ?? "fixed";
 // Before any worker or peer exists: the thresholds apply to allocations made after the call.
 const allocator = applyAllocator(mallocChoice);
-const gpuChoice = ((): GpuChoice => {
-  const i = process.argv.indexOf("--gpu");
-  const v = i < 0 ? "off" : process.argv[i + 1];
-  if (v !== "stand-in" && v !== "real" && v !== "off") throw new Error(`--gpu takes stand-in, real or off, got ${v}`);
-  return v;
-})();
+const gpuChoice = choiceOption<GpuChoice>("gpu", ["stand-in", "real", "off"]) ?? "off";
 // libcudart is named before anything touches CUDA, and the peers inherit the choice (UCX_TS_CUDART).
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
 /** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
