@@ -442,8 +442,13 @@ async function sampler(): Promise<void> {
       for (const until = Date.now() + 30_000; (inFlight > 0 || lingeringOps() > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
       // Only the first reading keeps its mapping list (compared with the wound-down one's).
       const point = await restPoint(rests.length === 0);
-      if (inFlight > 0 || lingeringOps() > 0) notAtRest.push(point.sample);
-      else rests.push(point);
+      const atRest = !(inFlight > 0 || lingeringOps() > 0);
+      if (atRest) rests.push(point);
+      else notAtRest.push(point.sample);
+      // One line per reading as it is taken: a soak that UCX aborts (its tcp assertions,
+      // docs/upstream-reports.md) otherwise dies with every reading unprinted.
+      const r = point.sample;
+      process.stderr.write(`soak: reading at ${round(r.seconds)} s${atRest ? "" : " (not at rest)"}: ${r.ops} ops, RSS after trim ${round(r.trimmedRssMiB)} MiB, malloc in use ${round(r.mallocInUseMiB)} MiB, JS heap ${round(r.heapMiB)} MiB, fds ${r.fds}\n`);
       // After the reading (a snapshot allocates: the readings after it carry some of that).
       if (heapSnapshots && rests.length > 0 && (rests.length === 1 || Date.now() >= started + seconds * 900)) heapSnapshots.write(rests.length === 1 ? "first-rest" : "late-rest");
       paused = false;
