@@ -42,7 +42,7 @@ export { DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./core/am
 export { Listener, type ConnectProtocol, type ListenOptions } from "./core/listener.ts";
 export { FULL_MASK, USER_TAG_MASK, type Tag } from "./core/tag.ts";
 export type { BufferLike } from "./core/buffers.ts";
-export type { ProgressMode } from "./core/engine/engine.ts";
+export { PROGRESS_MODES, type ProgressMode } from "./core/engine/engine.ts";
 export { ProtocolSelector, type SelectionReport, type CostSource } from "./core/proto/selector.ts";
 export { buildTable, lookup, MAX_SIZE, SelectionGapError, type Candidate, type Selection } from "./core/proto/selection.ts";
 export { fitCost, timeAt, bandwidthAt, type Cost } from "./core/proto/cost.ts";

@@ -34,7 +34,7 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener, type ProgressMode } from "../../src/index.ts";
+import { Worker, UcxError, markCloseOnExec, runtime, type Endpoint, type Listener, type ProgressMode, PROGRESS_MODES } from "../../src/index.ts";
 import { seededRandom } from "./random.ts";
 import { decode, fromHex, OP_KINDS, type OpKind, TAG, toHex, type Intro, COUNTER_OFFSET } from "./protocol.ts";
 import { anonymousGrowth, growth, leastOfThree, mappings, newSpaceMiB, round, rssByMapping, sample, SampleLog, type Mapping, type Sample } from "./samples.ts";
@@ -108,7 +108,7 @@ const cycles = option("cycles", 1000);
 const cycleModes = listOption<ProgressMode>("cycle-modes", ["polling", "thread", "hybrid"]);
 // The coordinator's own worker: the runtime's default mode unless --progress names one, so a growth
 // can be pinned on the progress thread (polling mode has none) or acquitted of it.
-const coordinatorMode = choiceOption<ProgressMode>("progress", ["thread", "polling", "hybrid", "blocking"]);
+const coordinatorMode = choiceOption<ProgressMode>("progress", PROGRESS_MODES);
 const seed = option("seed", Date.now() % 1e9);
 const faultEveryMs = option("fault-every-ms", 2000);
 const kinds = listOption("kinds", OP_KINDS);

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import { runtimeVersion } from "../ffi/index.ts";
-import { defaultProgressMode, runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
+import { defaultProgressMode, PROGRESS_MODES, runtime, ucxVersion, USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
 import { choiceOption, flag, parseCommandArgs, stringOption, UsageError } from "./args.ts";
 import { selfArgv } from "./self.ts";
 import { ackFor, runPeer, type PeerReport } from "./demo-peer.ts";
@@ -111,9 +111,13 @@ const DEMO_OPTIONS = {
   sizes: { type: "string" },
 } as const;
 
+// Every mode but blocking: the demo awaits through worker.settled(), which drives a blocking
+// worker exactly as a polling one (worker/progress-driver.ts), so it would measure polling twice.
+const DEMO_MODES = PROGRESS_MODES.filter((m) => m !== "blocking");
+
 function parseOptions(args: readonly string[]): DemoOptions & { peer?: string; tcpPort?: number } {
   const p = parseCommandArgs("demo", args, DEMO_OPTIONS);
-  const mode: ProgressMode = choiceOption("demo", p, "mode", ["thread", "polling", "hybrid"] as const) ?? defaultProgressMode();
+  const mode: ProgressMode = choiceOption("demo", p, "mode", DEMO_MODES) ?? defaultProgressMode();
   const errorHandling = choiceOption("demo", p, "error-handling", ["peer", "none"] as const);
   let maxSize = DEFAULT_SIZES[DEFAULT_SIZES.length - 1]!;
   const maxText = stringOption(p, "max-size");

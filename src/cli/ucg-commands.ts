@@ -2,10 +2,11 @@
 import process from "node:process";
 import { launch } from "../ucg/launcher.ts";
 import type { BindPolicy } from "../ucg/binding.ts";
-import { parseLaunchProgress, type LaunchProgress } from "../ucg/oversubscription.ts";
+import { LAUNCH_PROGRESS, parseLaunchProgress, type LaunchProgress } from "../ucg/oversubscription.ts";
 import { configRegistry } from "../ucg/context.ts";
 import { COLLECTIVES, type CollType } from "../ucg/coll-type.ts";
 import { DECISION_TREES, formatTree, PlanPool, prune, PLAN_TEMPLATES } from "../ucg/ppool.ts";
+import { listWords } from "./args.ts";
 import { UsageError } from "./info-command.ts";
 
 export const runHelp = `Usage: ucx-ts run -n N [--timeout SECONDS] [--bind-to core|none] [--progress MODE] script.(ts|js|mjs) [script args...]
@@ -48,7 +49,7 @@ export async function runCommand(args: readonly string[], write: (t: string) => 
       try {
         progress = parseLaunchProgress(v);
       } catch {
-        throw new UsageError(`run: --progress takes auto, blocking, polling, hybrid or thread, got '${v ?? ""}'`);
+        throw new UsageError(`run: --progress takes ${listWords(LAUNCH_PROGRESS)}, got '${v ?? ""}'`);
       }
     } else if (a === "--") {
       i++;

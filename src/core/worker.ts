@@ -22,7 +22,7 @@ import type { Submitted } from "./endpoint-host.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
 import type { RequestHandles } from "./engine/request-handles.ts";
 import type { AmAtomics } from "./engine/am-atomics.ts";
-import type { ProgressMode, Submission } from "./engine/engine.ts";
+import { isProgressMode, PROGRESS_MODES, type ProgressMode, type Submission } from "./engine/engine.ts";
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
 import { ThreadedEngine, type TakeoverStats } from "./engine/threaded-engine.ts";
@@ -76,8 +76,8 @@ export class Worker {
   private constructor(options: WorkerOptions) {
     this.progressMode = options.progressMode ?? defaultProgressMode();
     this.errorHandling = options.errorHandling ?? "peer";
-    if (!["thread", "polling", "blocking", "hybrid"].includes(this.progressMode)) {
-      throw invalidArgument(`progressMode must be thread, polling, blocking or hybrid, got '${this.progressMode}'`);
+    if (!isProgressMode(this.progressMode)) {
+      throw invalidArgument(`progressMode must be one of ${PROGRESS_MODES.join(", ")}, got '${this.progressMode}'`);
     }
     if (!["peer", "none"].includes(this.errorHandling)) {
       throw invalidArgument(`errorHandling must be peer or none, got '${this.errorHandling}'`);

@@ -6,7 +6,7 @@
  * NaN timer that fires at once or a worker error that never says where the mode came from.
  */
 import { invalidArgument } from "../core/errors.ts";
-import type { ProgressMode } from "../core/engine/engine.ts";
+import { PROGRESS_MODES, type ProgressMode } from "../core/engine/engine.ts";
 
 export const BOOTSTRAP_TIMEOUT_VARIABLE = "UCX_TS_BOOTSTRAP_TIMEOUT";
 export const PROGRESS_VARIABLE = "UCX_TS_UCG_PROGRESS";
@@ -14,7 +14,6 @@ export const SHM_VARIABLE = "UCX_TS_UCG_SHM";
 
 const DEFAULT_BOOTSTRAP_TIMEOUT_MS = 30_000;
 const DEFAULT_PROGRESS: ProgressMode = "blocking";
-const PROGRESS_MODES: readonly ProgressMode[] = ["blocking", "polling", "hybrid", "thread"];
 const YES = ["1", "yes", "y", "true", "on"];
 const NO = ["0", "no", "n", "false", "off"];
 
@@ -46,7 +45,7 @@ function fromEnv<T>(env: Env, variable: string, parse: (raw: string) => T | unde
 
 const HELP: Record<string, string> = {
   [BOOTSTRAP_TIMEOUT_VARIABLE]: "give the bootstrap's time limit in milliseconds, a positive number below 2^31",
-  [PROGRESS_VARIABLE]: `give one of ${PROGRESS_MODES.join(", ")}`,
+  [PROGRESS_VARIABLE]: `give one of ${PROGRESS_MODES.join(", ")} (default ${DEFAULT_PROGRESS})`,
   [SHM_VARIABLE]: `give ${YES.join("/")} or ${NO.join("/")}`,
 };
 

@@ -23,7 +23,7 @@
  */
 import { cpus as osCpus } from "node:os";
 import { UcxError } from "../core/errors.ts";
-import type { ProgressMode } from "../core/engine/engine.ts";
+import { PROGRESS_MODES, type ProgressMode } from "../core/engine/engine.ts";
 
 /** What `ucx-ts run` gives oversubscribed ranks when nothing else is asked for. */
 export const OVERSUBSCRIBED_PROGRESS: ProgressMode = "polling";
@@ -31,7 +31,7 @@ export const OVERSUBSCRIBED_PROGRESS: ProgressMode = "polling";
 /** `--progress`: a mode for every rank, or "auto" (this module's choice). */
 export type LaunchProgress = ProgressMode | "auto";
 
-const LAUNCH_PROGRESS: readonly LaunchProgress[] = ["auto", "blocking", "polling", "hybrid", "thread"];
+export const LAUNCH_PROGRESS: readonly LaunchProgress[] = ["auto", ...PROGRESS_MODES];
 
 /** A `--progress` value, checked (UcxError UCX_TS_INVALID_ARGUMENT otherwise). */
 export function parseLaunchProgress(raw: string | undefined): LaunchProgress {

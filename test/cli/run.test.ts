@@ -74,7 +74,9 @@ test("usage errors exit 2", async () => {
   assert.is((await runScript(CLI, ["run", PROBE])).code, 2);
   assert.is((await runScript(CLI, ["run", "-n", "2"])).code, 2);
   assert.is((await runScript(CLI, ["run", "-n", "2", "--bind-to", "socket", PROBE])).code, 2);
-  assert.is((await runScript(CLI, ["run", "-n", "2", "--progress", "spin", PROBE])).code, 2);
+  const spin = await runScript(CLI, ["run", "-n", "2", "--progress", "spin", PROBE]);
+  assert.is(spin.code, 2);
+  assert.match(spin.stderr, /run: --progress takes auto, thread, polling, blocking or hybrid, got 'spin'/);
 });
 
 test("ucg-info prints the trees and the pick for a group and size", async () => {

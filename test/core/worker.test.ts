@@ -72,7 +72,10 @@ for (const mode of MODES) {
   test("bad options are typed errors", async () => {
     await Worker.create({ progressMode: "turbo" as never }).then(
       () => assert.unreachable(),
-      (e: UcxError) => assert.is(e.code, "UCX_TS_INVALID_ARGUMENT"),
+      (e: UcxError) => {
+        assert.is(e.code, "UCX_TS_INVALID_ARGUMENT");
+        assert.match(e.message, /progressMode must be one of thread, polling, blocking, hybrid, got 'turbo'/);
+      },
     );
     await Worker.create({ ringSize: 0 }).then(
       () => assert.unreachable(),

@@ -94,7 +94,7 @@ test("context settings: UCX_TS_BOOTSTRAP_TIMEOUT, UCX_TS_UCG_PROGRESS and UCX_TS
   };
   // setTimeout would take each of these as "at once" and end the bootstrap before it began.
   for (const t of ["30s", "-5", "0", "abc", "1e3", "Infinity", "99999999999"]) refused({ UCX_TS_BOOTSTRAP_TIMEOUT: t }, {}, /UCX_TS_BOOTSTRAP_TIMEOUT='.*' is not valid/);
-  refused({ UCX_TS_UCG_PROGRESS: "poll" }, {}, /UCX_TS_UCG_PROGRESS='poll' is not valid: give one of blocking, polling, hybrid, thread/);
+  refused({ UCX_TS_UCG_PROGRESS: "poll" }, {}, /UCX_TS_UCG_PROGRESS='poll' is not valid: give one of thread, polling, blocking, hybrid \(default blocking\)/);
   refused({ UCX_TS_UCG_SHM: "maybe" }, {}, /UCX_TS_UCG_SHM='maybe'/);
   for (const t of [NaN, -1, 0, Infinity, 2 ** 31]) refused({}, { bootstrapTimeoutMs: t }, /bootstrapTimeoutMs must be a positive number/);
   // An option given in code wins, and the variable it overrides is not read at all.

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import process from "node:process";
 import { runtimeVersion } from "../../ffi/index.ts";
-import { defaultProgressMode, runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
+import { defaultProgressMode, PROGRESS_MODES, runtime, ucxVersion, Worker, type ErrorHandling, type ProgressMode } from "../../index.ts";
 import { parseSize } from "../demo-protocol.ts";
 import { choiceOption, flag, parseCommandArgs, stringOption, UsageError, type Parsed } from "../args.ts";
 import { selfArgv } from "../self.ts";
@@ -99,7 +99,7 @@ function parseOptions(args: readonly string[]): PerfOptions {
     port: numberOption(p, "port") ?? 0,
     host: stringOption(p, "host") ?? "0.0.0.0",
     plan: { tests: [...TESTS], sizes: DEFAULT_SIZES, iterations: numberOption(p, "iterations") ?? 1000 },
-    mode: choiceOption("perf", p, "mode", ["thread", "polling", "blocking", "hybrid"] as const) ?? defaultProgressMode(),
+    mode: choiceOption("perf", p, "mode", PROGRESS_MODES) ?? defaultProgressMode(),
     errorHandling: choiceOption("perf", p, "error-handling", ["peer", "none"] as const) ?? "peer",
     compare: flag(p, "compare"),
     spin: numberOption(p, "spin"),

@@ -9,14 +9,12 @@ import { formatProtoInfo, formatCostAligned, formatSize } from "../../core/proto
 import { CALIBRATION_FORMAT, defaultCalibrationPath, saveCalibration, type Calibration } from "../../core/proto/calibration.ts";
 import { SEND_PROTOCOLS, type SendProtocol } from "../../core/proto/protocols.ts";
 import { INLINE_CAPACITY } from "../../core/engine/records.ts";
-import type { ProgressMode } from "../../core/engine/engine.ts";
+import { isProgressMode, PROGRESS_MODES as MODES, type ProgressMode } from "../../core/engine/engine.ts";
 import type { Cost } from "../../core/proto/cost.ts";
 import { ucxVersion } from "../../core/version.ts";
 import { runtime } from "../../ffi/index.ts";
 import { choiceOption, flag, listWords, parseCommandArgs, stringOption, UsageError } from "../args.ts";
 import { measureProtocol } from "./measure.ts";
-
-const MODES: readonly ProgressMode[] = ["thread", "polling", "blocking", "hybrid"];
 
 export const protoInfoHelp = `Usage: ucx-ts proto-info [--mode thread|polling|blocking|hybrid] [--json]
 
@@ -52,8 +50,8 @@ Options:
   --dry-run      measure and print, write nothing`;
 
 function parseMode(v: string | undefined): ProgressMode {
-  if (!v || !(MODES as readonly string[]).includes(v)) throw new UsageError(`calibrate: --modes takes a list of ${listWords(MODES)}, got '${v ?? ""}'`);
-  return v as ProgressMode;
+  if (!isProgressMode(v)) throw new UsageError(`calibrate: --modes takes a list of ${listWords(MODES)}, got '${v ?? ""}'`);
+  return v;
 }
 
 export function protoInfoCommand(args: readonly string[], write: (t: string) => void): number {

@@ -18,7 +18,18 @@ import type { AmAtomics } from "./am-atomics.ts";
 import type { Payload } from "./payload.ts";
 import type { Ring } from "./ring.ts";
 
-export type ProgressMode = "thread" | "polling" | "blocking" | "hybrid";
+/**
+ * The progress modes, in the order help texts and error messages list them. Every list of valid
+ * modes (Worker's check, calibration files, the CLI's choices, UCX_TS_UCG_PROGRESS) is this one.
+ */
+export const PROGRESS_MODES = ["thread", "polling", "blocking", "hybrid"] as const;
+
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
+
+/** Whether `value` names a progress mode (for checking what a user or a file gave). */
+export function isProgressMode(value: unknown): value is ProgressMode {
+  return (PROGRESS_MODES as readonly unknown[]).includes(value);
+}
 
 /** The fields of one submission (see records.ts); absent numbers are 0. */
 export interface Submission {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import type { ProgressMode } from "../engine/engine.ts";
+import { isProgressMode, type ProgressMode } from "../engine/engine.ts";
 import { isCost, type Cost } from "./cost.ts";
 import { SEND_PROTOCOLS, type SendProtocol } from "./protocols.ts";
 
@@ -38,7 +38,7 @@ export function parseCalibration(text: string): Calibration {
   if (o?.format !== CALIBRATION_FORMAT) throw new RangeError(`not a ${CALIBRATION_FORMAT} file`);
   if (typeof o.modes !== "object" || o.modes === null) throw new RangeError("no 'modes' object");
   for (const [mode, costs] of Object.entries(o.modes)) {
-    if (!["thread", "polling", "blocking", "hybrid"].includes(mode)) throw new RangeError(`unknown progress mode '${mode}'`);
+    if (!isProgressMode(mode)) throw new RangeError(`unknown progress mode '${mode}'`);
     for (const [p, cost] of Object.entries(costs ?? {})) {
       if (!(SEND_PROTOCOLS as readonly string[]).includes(p)) throw new RangeError(`unknown protocol '${p}' in mode ${mode}`);
       if (!isCost(cost)) throw new RangeError(`bad cost for ${mode}/${p}`);
