@@ -117,9 +117,19 @@ export function ucx(): Ucx {
   return loaded;
 }
 
+/**
+ * UCX's texts by status, read once each: reading one takes a view of UCX's memory, which holds
+ * ~200 B of malloc until the isolate's next full collection (engine/part-batch.ts, copyIn), and
+ * a worker whose peers keep failing asks for the same few texts over and over.
+ */
+const statusTexts = new Map<number, string | null>();
+
 /** UCX's text for a status, if UCX is loaded; never loads it (used on error paths). */
 export function describeStatus(status: number): string | null {
-  return loaded ? loaded.cString(loaded.ucs_status_string(status)) : null;
+  if (!loaded) return null;
+  let text = statusTexts.get(status);
+  if (text === undefined) statusTexts.set(status, (text = loaded.cString(loaded.ucs_status_string(status))));
+  return text;
 }
 
 /** Throw the `UcxError` for a failed UCX call unless `status` is UCS_OK. */

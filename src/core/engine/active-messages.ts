@@ -61,7 +61,7 @@ const EVENT_ID_FIRST = 0x80000000;
 
 /**
  * Eager data up to this size is copied (one memcpy) into a staging area of ours, then into the
- * message's own ArrayBuffer with a JavaScript slice; larger data through a view of UCX's memory.
+ * message's own ArrayBuffer with a JavaScript slice; larger data straight into its own (one memcpy).
  */
 const STAGING_BYTES = 64 * 1024;
 
@@ -224,7 +224,13 @@ export class ActiveMessages {
 
   /** A copy of `length` bytes of UCX's memory at `address`, in an ArrayBuffer of its own. */
   private copyOut(address: Pointer, length: number): Uint8Array {
-    if (length > STAGING_BYTES) return new Uint8Array(this.h.u.view(address, length)).slice();
+    if (length > STAGING_BYTES) {
+      // Into memory of its own directly: a view of UCX's memory would hold ~200 B of malloc
+      // until the isolate's next full collection (part-batch.ts, copyIn).
+      const own = new Uint8Array(length);
+      this.h.u.memcpy(this.h.u.addressOf(own), address, length);
+      return own;
+    }
     this.h.u.memcpy(this.stagingAddress, address, length);
     return this.staging.slice(0, length);
   }

@@ -36,7 +36,12 @@ export class BatchOperations {
         this.recvPart(owner, address, length, tagLo, tagHi, maskLo, maskHi, onDone, ifQueued),
       cancelParts: (owner) => tracker.cancelParts(h.worker, owner),
       addressOf: (bytes) => h.u.addressOf(bytes),
-      view: (address, length) => h.u.view(address, length),
+      copyIn: (into, address) => {
+        if (into.byteLength > 0) h.u.memcpy(h.u.addressOf(into), address, into.byteLength);
+      },
+      copyOut: (address, from) => {
+        if (from.byteLength > 0) h.u.memcpy(address, h.u.addressOf(from), from.byteLength);
+      },
     };
   }
 

@@ -5,8 +5,9 @@
  * message. This is what makes a stream of small messages cheap: one record, one completion and
  * one Promise for the whole window, where single receives cost one of each per message.
  *
- * Each receive's length and sender tag are written back into the descriptor (the caller's
- * memory, pinned by its request until the completion arrives). The first receive that fails
+ * Each receive's length and sender tag are written into a copy of the descriptor, which goes
+ * back into the caller's memory (pinned by its request until the completion arrives) just
+ * before the batch's one completion (a copy, not a view: part-batch.ts says why). The first receive that fails
  * (truncation, cancel, endpoint error) cancels the ones still waiting, so the batch ends with
  * that status instead of waiting for messages that may never come.
  */
@@ -19,6 +20,9 @@ export const MANY_ENTRY_BYTES = 32;
 
 export class ManyReceive extends PartBatch {
   private received = 0;
+  /** The descriptor's copy, and the caller's memory it goes back into. */
+  private entries = new Float64Array(0);
+  private descriptor = 0;
 
   constructor(
     poster: PartPoster,
@@ -30,9 +34,10 @@ export class ManyReceive extends PartBatch {
 
   /** Post `count` receives described at `descriptor` (see MANY_ENTRY_BYTES). */
   start(descriptor: number, count: number, tag: readonly [lo: number, hi: number, maskLo: number, maskHi: number], ifQueued: boolean): void {
-    const memory = this.poster.view(descriptor, count * MANY_ENTRY_BYTES);
-    const f64 = new Float64Array(memory);
-    const u32 = new Uint32Array(memory);
+    const f64 = (this.entries = new Float64Array((count * MANY_ENTRY_BYTES) / 8));
+    const u32 = new Uint32Array(f64.buffer);
+    this.descriptor = descriptor;
+    this.poster.copyIn(f64, descriptor);
     for (let i = 0; i < count; i++) {
       this.partPosting();
       this.poster.recvPart(this, f64[4 * i]!, f64[4 * i + 1]!, tag[0], tag[1], tag[2], tag[3], (status, length, lo, hi) => {
@@ -52,6 +57,7 @@ export class ManyReceive extends PartBatch {
   }
 
   protected finish(status: number): void {
+    this.poster.copyOut(this.descriptor, this.entries);
     this.done(this.id, status, this.received);
   }
 }

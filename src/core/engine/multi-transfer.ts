@@ -56,7 +56,8 @@ export class MultiSend extends PartBatch {
 
   /** Post the `count` messages described at `descriptor` (f64 address, f64 length pairs) with `send`. */
   start(descriptor: number, count: number, send: SendOne): void {
-    const d = new Float64Array(this.poster.view(descriptor, count * 16));
+    const d = new Float64Array(2 * count);
+    this.poster.copyIn(d, descriptor);
     const ended = (status: number) => this.partEnded(status);
     for (let i = 0; i < count && this.status === UCS_OK; i++) {
       this.partPosting();

@@ -32,7 +32,17 @@ export interface PartPoster {
   /** Ask UCX to cancel every part of `owner` still in flight. */
   cancelParts(owner: object): void;
   addressOf(bytes: Uint8Array): number;
-  view(address: number, length: number): ArrayBuffer;
+  /**
+   * Copy `into.byteLength` bytes from `address` (a descriptor in the caller's memory) into
+   * `into`; `copyOut` the other way. Copies, not views of that memory: a view (koffi.view,
+   * Deno's getArrayBuffer, Bun's toArrayBuffer) is an external ArrayBuffer whose ~200 B of
+   * malloc (node::Buffer's CallbackInfo, its backing store) are freed only by a full collection
+   * of the isolate that made it, which V8 does not schedule for memory it cannot see: on a
+   * progress thread, which allocates little JavaScript, one view per batch grew malloc by
+   * 3.8 MiB per 100k soak operations until its next full collection (docs/testing.md).
+   */
+  copyIn(into: Float64Array, address: number): void;
+  copyOut(address: number, from: Float64Array): void;
 }
 
 export abstract class PartBatch {

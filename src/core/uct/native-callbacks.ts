@@ -91,7 +91,9 @@ export function nativeCallbacks(): NativeCallbacks {
     if (!entry) return 0;
     const { source, max } = entry;
     if (source instanceof Uint8Array) {
-      if (source.length > 0) new Uint8Array(u.view(dest, source.length)).set(source);
+      // A copy, not a view of `dest`: a view holds ~200 B of malloc until the isolate's next
+      // full collection (engine/part-batch.ts, copyIn).
+      if (source.length > 0) u.memcpy(dest, u.addressOf(source), source.length);
       return source.length;
     }
     let n = 0;
@@ -103,7 +105,8 @@ export function nativeCallbacks(): NativeCallbacks {
   const unpack = make(uctCallbacks.uct_unpack_callback_t, (arg, data, length) => {
     const target = unpackTargets.get(arg);
     unpackTargets.delete(arg);
-    if (target && length > 0) target.set(new Uint8Array(u.view(data, Math.min(length, target.length))));
+    const n = target ? Math.min(length, target.length) : 0;
+    if (n > 0) u.memcpy(u.addressOf(target!), data, n);
   });
   const am = make(uctCallbacks.uct_am_callback_t, (arg, data, length, flags) => {
     // arg = interface token * UCT_AM_ID_MAX + AM id (the handler gets no id of its own).
