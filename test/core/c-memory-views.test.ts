@@ -5,7 +5,7 @@
  * external ArrayBuffer: under Node each holds ~200 B of malloc (node::Buffer's CallbackInfo and
  * the backing store's records) until the isolate that made it runs a full collection, which V8
  * does not schedule for memory it cannot see. A progress thread allocates little JavaScript, so
- * one view per batch there grew malloc for as long as the soak ran (issue 26: +3.8 MiB per 100k
+ * one view per batch there grew malloc for as long as the soak ran (issue 26: +3.5 MiB per 100k
  * operations over 40,000 operations; a worker_thread that made 2.5 million views held 500 MiB,
  * all of it freed by one full collection: docs/testing.md). This counts the views that windows,
  * multi-buffer batches, active messages and failed operations make, in polling mode, where the

@@ -7,9 +7,9 @@
  *
  * Each receive's length and sender tag are written into a copy of the descriptor, which goes
  * back into the caller's memory (pinned by its request until the completion arrives) just
- * before the batch's one completion (a copy, not a view: part-batch.ts says why). The first receive that fails
- * (truncation, cancel, endpoint error) cancels the ones still waiting, so the batch ends with
- * that status instead of waiting for messages that may never come.
+ * before the batch's one completion (a copy, not a view: part-batch.ts says why). The first
+ * receive that fails (truncation, cancel, endpoint error) cancels the ones still waiting, so the
+ * batch ends with that status instead of waiting for messages that may never come.
  */
 import { PartBatch, type PartPoster } from "./part-batch.ts";
 

@@ -39,7 +39,7 @@ export interface PartPoster {
    * malloc (node::Buffer's CallbackInfo, its backing store) are freed only by a full collection
    * of the isolate that made it, which V8 does not schedule for memory it cannot see: on a
    * progress thread, which allocates little JavaScript, one view per batch grew malloc by
-   * 3.8 MiB per 100k soak operations until its next full collection (docs/testing.md).
+   * 3.5 MiB per 100k soak operations until its next full collection (docs/testing.md).
    */
   copyIn(into: Float64Array, address: number): void;
   copyOut(address: number, from: Float64Array): void;
