@@ -13,8 +13,7 @@
  */
 import process from "node:process";
 import { Worker } from "../../src/index.ts";
-import { openLibc } from "../../src/ffi/index.ts";
-import { mallocInUse } from "./samples.ts";
+import { sample } from "./samples.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,8 +21,6 @@ const arg = (name: string, fallback: number) => {
 };
 const seconds = arg("seconds", 60);
 const every = arg("every", 10);
-const libc = openLibc();
-const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 const a = await Worker.create({ progressMode: "thread", errorHandling: "none" });
 const b = await Worker.create({ progressMode: "thread", errorHandling: "none" });
@@ -32,13 +29,10 @@ const [ba, ab] = await Promise.all([listener.accept(), a.connect({ host: "127.0.
 
 const frames = Array.from({ length: 16 }, (_, i) => new Uint8Array(64).fill(i));
 const into = frames.map(() => new Uint8Array(64));
-const reading = (batches: number) => {
-  collect();
-  libc.malloc_trim(0);
-  return { batches, mallocMiB: Math.round((mallocInUse(libc) / 2 ** 20) * 1000) / 1000 };
-};
-
 const started = Date.now();
+// The soak's own reading (samples.ts): this thread's heap collected, malloc_trim, malloc in use.
+const reading = (batches: number) => ({ batches, mallocMiB: Math.round(sample(started, batches).mallocInUseMiB * 1000) / 1000 });
+
 let batches = 0;
 const readings = [reading(0)];
 let next = started + every * 1000;
