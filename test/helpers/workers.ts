@@ -14,11 +14,15 @@ export async function drive<T>(workers: readonly Worker[], promise: Promise<T>, 
   const deadline = Date.now() + timeoutMs;
   const manual = workers.filter((w) => (w.progressMode === "polling" || w.progressMode === "blocking") && !w.closed);
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not settled within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    if (manual.length === 0) return await Promise.race([settled, timeout]);
+    if (manual.length === 0) {
+      // Only here: where the loop below drives, it keeps the deadline itself, and a timer's
+      // rejection nobody awaits would be reported as unhandled.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`not settled within ${timeoutMs} ms`)), timeoutMs);
+      });
+      return await Promise.race([settled, timeout]);
+    }
     for (let i = 0; !done; i++) {
       if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms`);
       for (const w of manual) if (!w.closed) w.progress();
