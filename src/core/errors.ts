@@ -44,7 +44,12 @@ export type UcxTsErrorCode =
   /** Sends that had already resolved never reached the peer (reported by `ep.close()`). */
   | "UCX_TS_DATA_LOST"
   /** The hello's authentication failed: a wrong secret, or one side has none (hello/auth.ts). */
-  | "UCX_TS_AUTH_FAILED";
+  | "UCX_TS_AUTH_FAILED"
+  /**
+   * A hello could not pair its endpoints in UCX's sequence: the application created an endpoint by
+   * worker address to the same peer while the handshake ran (hello/pairing.ts).
+   */
+  | "UCX_TS_PAIRING_CROSSED";
 
 export interface UcxErrorOptions {
   readonly status?: number;

@@ -180,3 +180,18 @@ export function checkTransportLengths(peer: readonly TransportAddress[], local: 
     }
   }
 }
+
+/**
+ * The worker uuid a packed address carries, as hex: the key UCX's endpoint pairing keeps per peer
+ * (hello/pairing.ts). An address without one (a v2 address packed without the uuid flag) gives
+ * "": all such peers share one key, as they would share UCX's uuid 0.
+ */
+export function workerUuid(address: Uint8Array): string {
+  const version = (address[0] ?? 0) & 0x0f;
+  const flags = version === VERSION_V1 ? (address[0] ?? 0) >> 4 : (address[1] ?? 0);
+  const at = version === VERSION_V1 ? 1 : 2;
+  if (version !== VERSION_V1 && !(flags & HEADER_WORKER_UUID)) return "";
+  let hex = "";
+  for (const b of address.subarray(at, at + 8)) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}

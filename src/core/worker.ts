@@ -18,6 +18,7 @@ import { recvIntoDevice, stagesDeviceFrames } from "./cuda/transfers.ts";
 import type { TagPort } from "./cuda/staged-multi-receive.ts";
 import { DEFAULT_FEATURES, type Feature } from "./context.ts";
 import type { Endpoint, ErrorHandling } from "./endpoint.ts";
+import { workerUuid } from "./ucx-address-format.ts";
 import type { Submitted } from "./endpoint-host.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
 import type { RequestHandles } from "./engine/request-handles.ts";
@@ -554,8 +555,19 @@ export class Worker {
     errorHandling: ErrorHandling,
     remote: { host: string; port: number },
     scopes: { scope: number; peerScope: number; loopback?: boolean },
+    fillers?: readonly ErrorHandling[],
   ): { endpoint: Endpoint; created: Promise<void> } {
-    return this.#endpoints.byAddress(address, errorHandling, remote, scopes);
+    return this.#endpoints.byAddress(address, errorHandling, remote, scopes, fillers);
+  }
+
+  /** @internal Endpoints made by address to the worker of `address` so far (hello/pairing.ts). */
+  pairingCount(address: Uint8Array): number {
+    return this.#endpoints.sequences.count(workerUuid(address));
+  }
+
+  /** @internal Modes of this worker's endpoints numbered [from, to) to the worker of `address`. */
+  pairingModes(address: Uint8Array, from: number, to: number): ErrorHandling[] {
+    return this.#endpoints.sequences.modes(workerUuid(address), from, to);
   }
 
   /** @internal An endpoint accepted by a listener (`conn_request` from its handler). */

@@ -170,7 +170,7 @@ test("a recorded handshake replayed, a silent prover and a late prover are close
     assert.is(((await t.run(r2.next())) as HelloMessage).kind, HelloKind.Challenge);
     assert.is(((await t.run(r3.next())) as HelloMessage).kind, HelloKind.Challenge);
     await t.run(new Promise((r) => setTimeout(r, 400)));
-    s3.write(encodeProof(new Uint8Array(32)));
+    s3.write(encodeProof({ count: 0, modes: [] }, new Uint8Array(32)));
     await t.run(Promise.all([r2.closed(), r3.closed()]));
     await t.run(new Promise((r) => setTimeout(r, 50)));
     const codes = t.errors.map((e) => e.code).sort();
@@ -196,10 +196,10 @@ test("a fake listener that reflects the client's nonce and proof back is refused
       if (hello === "closed" || hello.kind !== HelloKind.Hello) return;
       const g = hello.greeting;
       // Challenge the client with its own nonce and address, then hand its proof back as ours.
-      s.write(encodeChallenge(g.auth!, g.address));
+      s.write(encodeChallenge(0, g.address, g.auth!));
       const proof = await peer.next();
       if (proof === "closed" || proof.kind !== HelloKind.Proof) return;
-      s.write(encodeGreeting(HelloKind.Accept, { errorHandling: g.errorHandling, scope: 9, address: g.address, auth: proof.proof }));
+      s.write(encodeGreeting(HelloKind.Accept, { errorHandling: g.errorHandling, scope: 9, address: g.address, auth: proof.proof, pairing: { count: 0, modes: [] } }));
     })();
   });
   const port = await new Promise<number>((r) => fake.listen(0, host, () => r((fake.address() as { port: number }).port)));

@@ -208,6 +208,77 @@ for (const mode of MODES) {
     }
   });
 
+  test("endpoints made by worker address that the other side never answered do not shift the hello's pairing (either side ahead, both error modes)", async () => {
+    // UCX joins the n-th endpoint one worker creates to another with the n-th the other creates
+    // back (hello/pairing.ts). One-sided connect(address) calls leave the counts unequal; without
+    // the hello's fillers every later stream on a hello pair waited forever.
+    const server = await Worker.create({ progressMode: mode });
+    const client = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([server, client], p, 30_000);
+    const streamsBothWays = async (a: Endpoint, b: Endpoint, seed: number) => {
+      const there = new Uint8Array(4096);
+      const back = new Uint8Array(100);
+      await run(Promise.all([b.streamRecv(there), a.streamSend(pattern(4096, seed)), a.streamRecv(back), b.streamSend(pattern(100, seed + 1))]));
+      assert.ok(samePattern(there, seed) && samePattern(back, seed + 1), `stream ${seed}`);
+      // Active messages are routed by the endpoint UCX joined: they must come out of the partner.
+      const [m] = await run(Promise.all([b.amRecv(), a.amSend(Uint8Array.of(seed))]));
+      assert.is(m.data![0], seed);
+    };
+    try {
+      const listener = await run(server.listen({ host: "127.0.0.1", port: 0 }));
+      const serverAddress = await run(server.address());
+      const clientAddress = await run(client.address());
+      // The client ahead by two (modes none and peer).
+      const oneSided = [await run(client.connect(serverAddress, { errorHandling: "none" })), await run(client.connect(serverAddress))];
+      const [s1, c1] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
+      await streamsBothWays(c1, s1, 1);
+      // Then the listener's worker ahead by two (peer, none): the client fills this time.
+      await run(server.connect(clientAddress));
+      await run(server.connect(clientAddress, { errorHandling: "none" }));
+      const [s2, c2] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
+      await streamsBothWays(c2, s2, 3);
+      await streamsBothWays(c1, s1, 5);
+      // The one-sided endpoints still deliver (tags match at the worker).
+      const into = new Uint8Array(2);
+      await run(Promise.all([server.recv(into, 77), oneSided[0]!.send(Uint8Array.of(7, 8), 77)]));
+      assert.equal([...into], [7, 8]);
+      await run(listener.close());
+    } finally {
+      await run(Promise.all([server.close(), client.close()]));
+    }
+  });
+
+  test("more than 64 unanswered endpoints by address: the side ahead refuses to fill them, with the reason, and no endpoint is made", async () => {
+    const server = await Worker.create({ progressMode: mode });
+    const client = await Worker.create({ progressMode: mode });
+    const run = <T>(p: Promise<T>) => drive([server, client], p, 30_000);
+    const errors: UcxError[] = [];
+    try {
+      const listener = await run(server.listen({ host: "127.0.0.1", port: 0, onError: (e) => errors.push(e) }));
+      const serverAddress = await run(server.address());
+      const clientAddress = await run(client.address());
+      for (let i = 0; i < 65; i++) await run(client.connect(serverAddress, { errorHandling: "none" }));
+      const ahead = await run(client.connect({ host: "127.0.0.1", port: listener.port }).then(() => null, (e: UcxError) => e));
+      assert.is(ahead?.code, "UCX_TS_LIMIT_EXCEEDED");
+      assert.match(ahead!.message, /65 endpoints made by worker address/);
+      // The server answers 66 of them (one more than the client has): now the listener is ahead by one.
+      for (let i = 0; i < 66; i++) await run(server.connect(clientAddress, { errorHandling: "none" }));
+      const [s1, c1] = await run(Promise.all([listener.accept(), client.connect({ host: "127.0.0.1", port: listener.port })]));
+      const into = new Uint8Array(3);
+      await run(Promise.all([s1.streamRecv(into), c1.streamSend(Uint8Array.of(1, 2, 3))]));
+      assert.equal([...into], [1, 2, 3]);
+      // And ahead by 65 more: the listener refuses and says why.
+      for (let i = 0; i < 65; i++) await run(server.connect(clientAddress, { errorHandling: "none" }));
+      const behind = await run(client.connect({ host: "127.0.0.1", port: listener.port }).then(() => null, (e: UcxError) => e));
+      assert.is(behind?.code, "UCS_ERR_REJECTED");
+      assert.match(behind!.message, /65 endpoints made by worker address/);
+      assert.ok(errors.some((e) => e.code === "UCX_TS_LIMIT_EXCEEDED"), errors.map((e) => e.code).join());
+      await run(listener.close());
+    } finally {
+      await run(Promise.all([server.close(), client.close()]));
+    }
+  });
+
   test("ep.close() on one side: the other side's peer-mode endpoint reports its error and its pending receive rejects", async () => {
     const server = await Worker.create({ progressMode: mode });
     const client = await Worker.create({ progressMode: mode });

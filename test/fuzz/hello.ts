@@ -11,7 +11,10 @@
 import { connect, type Socket } from "node:net";
 import { type Endpoint, type UcxError } from "../../src/index.ts";
 import { clientProof, listenerProof } from "../../src/core/hello/auth.ts";
+import type { Pairing } from "../../src/core/hello/pairing.ts";
+import { MAX_PAIRING_GAP } from "../../src/core/hello/pairing.ts";
 import {
+  challengeBody,
   encodeChallenge,
   encodeGreeting,
   encodeProof,
@@ -21,6 +24,7 @@ import {
   HelloProtocolError,
   HelloReader,
   MAX_BODY,
+  proofPairingBody,
   type HelloMessage,
 } from "../../src/core/hello/wire.ts";
 import { count, type FuzzContext, type FuzzReport, hex, sameBytes } from "./context.ts";
@@ -34,21 +38,25 @@ function reencode(m: HelloMessage): Uint8Array | undefined {
     case HelloKind.Accept:
       return encodeGreeting(m.kind, m.greeting);
     case HelloKind.Challenge:
-      return encodeChallenge(m.nonce, m.identity);
+      return encodeChallenge(m.count, m.identity, m.nonce);
     case HelloKind.Proof:
-      return encodeProof(m.proof);
+      return encodeProof(m.pairing, m.proof);
     default:
       return undefined; // a refusal's reason is cut and its code normalised: not byte-exact
   }
 }
 
 function readerPart(ctx: FuzzContext, address: Uint8Array, outcomes: Record<string, number>): number {
+  const pairing = () => ({ count: ctx.int(2 ** 32), modes: Array.from({ length: ctx.int(MAX_PAIRING_GAP + 1) }, () => ctx.pick(["none", "peer"] as const)) });
   const valid = [
     () => encodeGreeting(HelloKind.Hello, { errorHandling: "peer", scope: 1 + ctx.int(65535), address }),
     () => encodeGreeting(HelloKind.Hello, { errorHandling: "none", scope: 1, address, auth: ctx.bytes(32) }),
-    () => encodeGreeting(HelloKind.Accept, { errorHandling: "peer", scope: 2, address, auth: ctx.bytes(32) }),
-    () => encodeChallenge(ctx.bytes(32), address),
-    () => encodeProof(ctx.bytes(32)),
+    () => encodeGreeting(HelloKind.Accept, { errorHandling: "peer", scope: 2, address, auth: ctx.bytes(32), pairing: pairing() }),
+    () => encodeGreeting(HelloKind.Accept, { errorHandling: "none", scope: 3, address, pairing: pairing() }),
+    () => encodeChallenge(ctx.int(2 ** 32), address, ctx.bytes(32)),
+    () => encodeChallenge(ctx.int(2 ** 32), address),
+    () => encodeProof(pairing(), ctx.bytes(32)),
+    () => encodeProof(pairing()),
     () => encodeRefusal("no", ctx.int(4) as 0),
   ];
   let n = 0;
@@ -84,8 +92,8 @@ function readerPart(ctx: FuzzContext, address: Uint8Array, outcomes: Record<stri
   return n;
 }
 
-type ProofKind = "other secret" | "listener label" | "random" | "one bit off" | "cut" | "garbage after" | "silent" | "mutated hello";
-const PROOFS: readonly ProofKind[] = ["other secret", "listener label", "random", "one bit off", "cut", "garbage after", "silent", "mutated hello"];
+type ProofKind = "other secret" | "listener label" | "random" | "one bit off" | "cut" | "garbage after" | "silent" | "mutated hello" | "bogus pairing";
+const PROOFS: readonly ProofKind[] = ["other secret", "listener label", "random", "one bit off", "cut", "garbage after", "silent", "mutated hello", "bogus pairing"];
 
 /** One raw connection; resolves when the listener has closed it, saying whether it ever accepted. */
 function hostileClient(ctx: FuzzContext, port: number, address: Uint8Array, kind: ProofKind): Promise<{ accepted: boolean }> {
@@ -118,30 +126,44 @@ function hostileClient(ctx: FuzzContext, port: number, address: Uint8Array, kind
       reader.next();
       if (m.kind === HelloKind.Accept) accepted = true;
       if (m.kind !== HelloKind.Challenge) return;
-      const t = { helloBody: greetingBody(greeting), listenerNonce: m.nonce, listenerIdentity: m.identity };
-      const right = clientProof(SECRET, t);
+      if (!m.nonce) return socket.destroy(); // an authenticated listener always sends one
+      const t = { helloBody: greetingBody(greeting), challengeBody: challengeBody(m.count, m.identity, m.nonce), listenerIdentity: m.identity };
+      // Honest counts: this address's worker made no endpoints to the listener's.
+      const honestPairing = { count: 0, modes: [] };
+      const signed = (pairing: Pairing, secret = SECRET) => clientProof(secret, t, proofPairingBody(pairing, true));
+      const right = signed(honestPairing);
       let proof: Uint8Array;
       switch (kind) {
         case "other secret":
-          proof = encodeProof(clientProof(OTHER, t));
+          proof = encodeProof(honestPairing, signed(honestPairing, OTHER));
           break;
         case "listener label":
-          proof = encodeProof(listenerProof(SECRET, t, new Uint8Array(0)));
+          proof = encodeProof(honestPairing, listenerProof(SECRET, t, proofPairingBody(honestPairing, true)));
           break;
         case "one bit off":
           right[ctx.int(32)]! ^= 1 << ctx.int(8);
-          proof = encodeProof(right);
+          proof = encodeProof(honestPairing, right);
           break;
-        case "cut":
-          proof = encodeProof(right).subarray(0, 12 + ctx.int(32));
+        case "cut": {
+          const whole = encodeProof(honestPairing, right);
+          proof = whole.subarray(0, 12 + ctx.int(whole.length - 12));
           break;
+        }
         case "garbage after":
-          proof = Uint8Array.from([...encodeProof(right), ...ctx.bytes(1 + ctx.int(8))]);
+          proof = Uint8Array.from([...encodeProof(honestPairing, right), ...ctx.bytes(1 + ctx.int(8))]);
           break;
+        case "bogus pairing": {
+          // Signed with the secret, but claiming endpoints it cannot give the modes of, or more
+          // than a hello fills: the listener must refuse to make them, not create fillers.
+          const gap = 1 + ctx.int(MAX_PAIRING_GAP * 2);
+          const bogus = { count: m.count + gap, modes: Array.from({ length: ctx.int(Math.min(gap, MAX_PAIRING_GAP + 1)) }, () => "none" as const) };
+          proof = encodeProof(bogus, signed(bogus));
+          break;
+        }
         case "silent":
           return;
         default:
-          proof = encodeProof(ctx.bytes(32));
+          proof = encodeProof(honestPairing, ctx.bytes(32));
       }
       socket.write(proof);
       // A cut proof leaves the listener waiting: its deadline closes the connection.

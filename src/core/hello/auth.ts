@@ -4,12 +4,13 @@
  * and Bun all provide) over fresh nonces from both sides:
  *
  *   client   -> hello      { ..., nonceC, clientAddress }
- *   listener -> challenge  { nonceS, listenerAddress }          (the listener's identity)
- *   client   -> proof      HMAC(secret, CLIENT_LABEL   | transcript)
+ *   listener -> challenge  { count, nonceS, listenerAddress }   (the listener's identity)
+ *   client   -> proof      { pairing, HMAC(secret, CLIENT_LABEL | transcript | pairing) }
  *   listener -> accept     { ..., HMAC(secret, LISTENER_LABEL | transcript | accept), listenerAddress }
  *
- * transcript = the hello's body (nonceC and the client's worker address in it) | nonceS | the
- * listener's worker address, each length-prefixed. So:
+ * transcript = the hello's body (nonceC and the client's worker address in it) | the challenge's
+ * body (the listener's pairing count, nonceS and worker address), each length-prefixed; the
+ * pairing counts (pairing.ts) are covered as well. So:
  * - a proof answers one connection's pair of nonces: a recorded one is useless later (replay);
  * - the two directions carry different labels: a challenge reflected back to its sender, or a
  *   client's proof replayed as a listener's, does not verify (reflection);
@@ -37,8 +38,8 @@ export const MIN_SECRET_BYTES = 16;
 /** A secret file or string of more than this is refused as a mistake. */
 const MAX_SECRET_BYTES = 4096;
 
-const CLIENT_LABEL = new TextEncoder().encode("ucx-ts hello 2: client proof\0");
-const LISTENER_LABEL = new TextEncoder().encode("ucx-ts hello 2: listener proof\0");
+const CLIENT_LABEL = new TextEncoder().encode("ucx-ts hello 3: client proof\0");
+const LISTENER_LABEL = new TextEncoder().encode("ucx-ts hello 3: listener proof\0");
 
 /** The secret's bytes, checked: a typed UCX_TS_INVALID_ARGUMENT for anything unusable. */
 export function secretBytes(auth: HelloAuthOptions | undefined): Uint8Array | undefined {
@@ -68,19 +69,22 @@ function mac(secret: Uint8Array, parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(h.digest());
 }
 
-/** What both proofs cover: the client's hello body, the listener's nonce and identity. */
+/** What both proofs cover: the client's hello body and the listener's challenge body. */
 export interface Transcript {
   readonly helloBody: Uint8Array;
-  readonly listenerNonce: Uint8Array;
+  /** The challenge's body: the listener's count, nonce and identity (wire.ts, challengeBody). */
+  readonly challengeBody: Uint8Array;
+  /** The listener's worker address, as the challenge named it (also inside challengeBody). */
   readonly listenerIdentity: Uint8Array;
 }
 
 function transcriptParts(t: Transcript): Uint8Array[] {
-  return [...lengthPrefixed(t.helloBody), ...lengthPrefixed(t.listenerNonce), ...lengthPrefixed(t.listenerIdentity)];
+  return [...lengthPrefixed(t.helloBody), ...lengthPrefixed(t.challengeBody)];
 }
 
-export function clientProof(secret: Uint8Array, t: Transcript): Uint8Array {
-  return mac(secret, [CLIENT_LABEL, ...transcriptParts(t)]);
+/** `proofBody`: the proof's body without the proof (wire.ts, proofPairingBody): its counts are covered too. */
+export function clientProof(secret: Uint8Array, t: Transcript, proofBody: Uint8Array): Uint8Array {
+  return mac(secret, [CLIENT_LABEL, ...transcriptParts(t), ...lengthPrefixed(proofBody)]);
 }
 
 /** `acceptBody`: the accept's body with its proof field zeroed (wire.ts, greetingBody). */

@@ -10,7 +10,8 @@ import { connectionError, UcxError } from "../errors.ts";
 import { sameBytes } from "../buffers.ts";
 import { describeStatus } from "../library.ts";
 import { clientProof, freshNonce, listenerProof, proofMatches, type Transcript } from "./auth.ts";
-import { AUTH_BYTES, encodeGreeting, encodeProof, type Greeting, greetingBody, type HelloMessage, HelloKind, HelloProtocolError, HelloReader } from "./wire.ts";
+import { AUTH_BYTES, challengeBody, encodeGreeting, encodeProof, type Greeting, greetingBody, type HelloMessage, HelloKind, HelloProtocolError, HelloReader, proofPairingBody } from "./wire.ts";
+import type { Pairing } from "./pairing.ts";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -28,18 +29,21 @@ const SOCKET_ERRORS: Readonly<Record<string, number>> = {
  * becomes the endpoint's link (link.ts), the caller closes it otherwise. With `secret`, the hello
  * offers authentication (auth.ts) and only an accept whose proof verifies resolves: a listener
  * that cannot prove it holds the secret rejects with UCX_TS_AUTH_FAILED, before any endpoint.
+ * `pairing` answers the challenge's count with this side's (pairing.ts); a UcxError it throws
+ * ends the hello with that error.
  */
 export function exchangeHello(
   host: string,
   port: number,
   greeting: Greeting,
-  options: { timeoutMs?: number; secret?: Uint8Array } = {},
-): Promise<{ message: HelloMessage; socket: Socket }> {
+  options: { timeoutMs?: number; secret?: Uint8Array; pairing: (listener: Uint8Array, listenerCount: number) => Pairing },
+): Promise<{ message: HelloMessage; socket: Socket; challenge: { count: number; identity: Uint8Array } }> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const secret = options.secret;
   const ours: Greeting = secret ? { ...greeting, auth: freshNonce() } : { ...greeting, auth: undefined };
   const hello = encodeGreeting(HelloKind.Hello, ours);
   let transcript: Transcript | undefined;
+  let challenge: { count: number; identity: Uint8Array } | undefined;
   const where = `${host}:${port}`;
   return new Promise((resolve, reject) => {
     let socket: Socket | undefined;
@@ -54,7 +58,7 @@ export function exchangeHello(
         socket!.removeAllListeners("error");
         socket!.on("error", () => {}); // until the link takes it over
         socket!.pause();
-        resolve({ message: outcome.message, socket: socket! });
+        resolve({ message: outcome.message, socket: socket!, challenge: challenge! });
       } else {
         socket?.destroy();
         reject(outcome.error);
@@ -84,13 +88,24 @@ export function exchangeHello(
         if (!message) return;
         if (message.kind === HelloKind.Hello || message.kind === HelloKind.Proof) throw new HelloProtocolError(`the listener sent kind ${message.kind} instead of answering`);
         if (message.kind === HelloKind.Challenge) {
-          if (!secret) throw new HelloProtocolError("the listener sent a challenge to a hello that offered no authentication");
-          if (transcript) throw new HelloProtocolError("the listener sent a second challenge");
-          transcript = { helloBody: greetingBody(ours), listenerNonce: message.nonce, listenerIdentity: message.identity };
+          if (challenge) throw new HelloProtocolError("the listener sent a second challenge");
+          if (!secret && message.nonce) throw new HelloProtocolError("the listener sent an authentication challenge to a hello that offered none");
+          if (secret && !message.nonce) return authFailed("the listener's challenge carries no nonce (it has no secret, or is not who it claims)");
+          challenge = { count: message.count, identity: message.identity };
+          let pairing: Pairing;
+          try {
+            pairing = options.pairing(message.identity, message.count);
+          } catch (e) {
+            if (!(e instanceof UcxError)) throw e;
+            return finish({ error: e });
+          }
           reader.next();
-          socket!.write(encodeProof(clientProof(secret, transcript)));
+          if (!secret) return void socket!.write(encodeProof(pairing));
+          transcript = { helloBody: greetingBody(ours), challengeBody: challengeBody(message.count, message.identity, message.nonce), listenerIdentity: message.identity };
+          socket!.write(encodeProof(pairing, clientProof(secret, transcript, proofPairingBody(pairing, true))));
           return;
         }
+        if (message.kind === HelloKind.Accept && !challenge) throw new HelloProtocolError("the listener accepted before its challenge");
         if (message.kind === HelloKind.Accept && secret) {
           const accept = message.greeting;
           if (!transcript) return authFailed("the listener accepted without authenticating (it has no secret, or is not who it claims)");
@@ -100,6 +115,8 @@ export function exchangeHello(
           if (!sameBytes(accept.address, transcript.listenerIdentity)) return authFailed("the listener's accept names another worker than its challenge");
         } else if (message.kind === HelloKind.Accept && message.greeting.auth) {
           throw new HelloProtocolError("the listener's accept carries a proof this side did not ask for");
+        } else if (message.kind === HelloKind.Accept && !sameBytes(message.greeting.address, challenge!.identity)) {
+          throw new HelloProtocolError("the listener's accept names another worker than its challenge");
         }
         finish({ message });
       } catch (e) {

@@ -7,14 +7,19 @@
  * to a given peer worker gets the next number of a per-peer sequence (conn_sn). The wire-up
  * request carries it; the receiving worker looks for its own endpoint with the same number to
  * that sender, or keeps an internal one for its own next `ucp_ep_create` to claim. So the n-th
- * endpoint A creates to B joins the n-th endpoint B creates to A, whatever the timing. For that
- * to pair the right endpoints, both sides must create a pair's endpoints in the same order:
+ * endpoint A creates to B joins the n-th endpoint B creates to A, whatever the timing. The hello
+ * makes both ends take the same number (pairing.ts): the challenge and the proof carry each
+ * side's count, the listener creates its endpoint as number T = the larger, the client as T too,
+ * and whichever side was behind first creates fillers for the numbers in between. For the counts
+ * to hold still meanwhile:
  * - a client runs its handshakes one at a time (`handshakes`), creating its endpoint before the
- *   next hello leaves, so a server sees one client worker's hellos in creation order;
- * - a server creates the endpoint synchronously in the hello's data event, in arrival order.
- * What this does not cover: endpoints between the same two workers made another way at the same
- * moment (a `connect(address)`, or the two workers connecting to each other's listeners at once)
- * take sequence numbers too and may cross the hello's. README, "Connecting", says so.
+ *   next hello leaves;
+ * - each side counts and creates synchronously (one event-loop task): the listener in the proof's
+ *   data event, the client in the accept's continuation.
+ * What this does not cover: endpoints between the same two workers made another way during the
+ * handshake (a `connect(address)`, or the two workers connecting to each other's listeners at
+ * once). The client sees those as a count that moved past T and fails with
+ * UCX_TS_PAIRING_CROSSED. README, "Connecting", says so.
  */
 import { UCS_STATUS } from "../../ffi/index.ts";
 import { UcxError } from "../errors.ts";
@@ -26,6 +31,7 @@ import { exchangeHello } from "./client.ts";
 import { type Greeting, HelloKind, encodeRefusal, RefuseCode } from "./wire.ts";
 import { HelloServer, type HelloAnswer, type Remote } from "./server.ts";
 import { HelloLink } from "./link.ts";
+import { fillerModes, type Pairing } from "./pairing.ts";
 import type { Socket } from "node:net";
 
 /** The worker-side operations a hello connection needs (worker.ts implements them). */
@@ -45,7 +51,12 @@ export interface HelloWorker {
     errorHandling: ErrorHandling,
     remote: Remote,
     scopes: { scope: number; peerScope: number; loopback?: boolean },
+    fillers?: readonly ErrorHandling[],
   ): { endpoint: Endpoint; created: Promise<void> };
+  /** Endpoints made by address so far to the worker of a plain UCX address (pairing.ts). */
+  pairingCount(address: Uint8Array): number;
+  /** Modes of those numbered [from, to). */
+  pairingModes(address: Uint8Array, from: number, to: number): ErrorHandling[];
 }
 
 /**
@@ -89,7 +100,17 @@ export async function connectWithHello(
     const scope = worker.allocateScope();
     let scopeOwned = true; // until an endpoint holds it (the worker releases it with the endpoint)
     try {
-      const { message: answer, socket } = await exchangeHello(host, port, { errorHandling, scope, address: own }, { secret });
+      // What this side told the listener in its proof: the accept's modes are numbered from it.
+      let sent: { count: number; loopback: boolean } | undefined;
+      const pairing = (identity: Uint8Array, listenerCount: number): Pairing => {
+        const plain = checkWorkerAddress(identity, ownPlain);
+        const loopback = sameBytes(identity, own);
+        const count = worker.pairingCount(plain);
+        sent = { count, loopback };
+        // Our own worker: UCX pairs its endpoints to itself among themselves; nothing to fill.
+        return { count, modes: loopback || count <= listenerCount ? [] : worker.pairingModes(plain, listenerCount, count) };
+      };
+      const { message: answer, socket } = await exchangeHello(host, port, { errorHandling, scope, address: own }, { secret, pairing });
       if (answer.kind === HelloKind.Refuse) {
         socket.destroy();
         throw new UcxError(answer.code === RefuseCode.Other ? "UCS_ERR_REJECTED" : "UCX_TS_AUTH_FAILED", `connect ${host}:${port}: the listener refused: ${answer.reason}`);
@@ -100,15 +121,21 @@ export async function connectWithHello(
       }
       const peer = answer.greeting;
       if (peer.errorHandling !== errorHandling) {
+        socket.destroy();
         throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener accepted with error handling '${peer.errorHandling}', this side asked for '${errorHandling}'`);
       }
-      if (peer.scope === 0) throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener gave receive scope 0`);
+      if (peer.scope === 0) {
+        socket.destroy();
+        throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connect ${host}:${port}: the listener gave receive scope 0`);
+      }
       let made;
       try {
         const address = checkWorkerAddress(peer.address, ownPlain);
         // The listener is this worker's own: the two ends are paired here (Endpoint.loopPartner).
-        const loopback = sameBytes(peer.address, own);
-        made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope, loopback });
+        const loopback = sent!.loopback;
+        // Counted and created in this one task: nothing else can take a number in between.
+        const fillers = loopback ? [] : fillerModes(worker.pairingCount(address), peer.pairing!.count, { from: sent!.count, modes: peer.pairing!.modes });
+        made = worker.endpointByAddress(address, errorHandling, { host, port }, { scope, peerScope: peer.scope, loopback }, fillers);
         scopeOwned = false;
         await worker.settled(made.created);
       } catch (e) {
@@ -144,7 +171,12 @@ export async function listenWithHello(
   // whose transport addresses are cut short (worker-address.ts).
   const ownPlain = await worker.settled(worker.address({ format: "ucx" }));
   // Called only for a client that has proven it holds the secret, on an authenticated listener.
-  const onHello = async (hello: Greeting, remote: Remote, encodeAccept: (g: Greeting) => Uint8Array): Promise<HelloAnswer> => {
+  const onHello = async (
+    hello: Greeting,
+    remote: Remote,
+    encodeAccept: (g: Greeting) => Uint8Array,
+    pairing: { readonly listenerCount: number; readonly client: Pairing },
+  ): Promise<HelloAnswer> => {
     if (hello.errorHandling !== options.errorHandling) {
       const reason = `error handling '${hello.errorHandling}' asked, this listener's endpoints use '${options.errorHandling}' (both sides must agree)`;
       listener.reportError(new UcxError("UCS_ERR_REJECTED", `connection from ${remote.host}:${remote.port} refused: ${reason}`));
@@ -152,10 +184,25 @@ export async function listenWithHello(
     }
     if (hello.scope === 0) throw new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${remote.host}:${remote.port}: receive scope 0`);
     const address = checkWorkerAddress(hello.address, ownPlain); // throws a UcxError: the connection is dropped and reported
+    const loopback = sameBytes(hello.address, own);
+    // Counted and created in this one task (the proof's data event): see the top of this file.
+    const ours = worker.pairingCount(address);
+    const target = loopback ? ours : Math.max(ours, pairing.client.count);
+    const fillers = loopback ? [] : fillerModes(ours, target, { from: pairing.listenerCount, modes: pairing.client.modes });
+    // The client fills the numbers from its count up to ours with the modes of ours.
+    let theirFillers: ErrorHandling[];
+    try {
+      theirFillers = loopback || target <= pairing.client.count ? [] : worker.pairingModes(address, pairing.client.count, target);
+    } catch (e) {
+      // Too many of ours unanswered: an honest client is told why (its connect: UCS_ERR_REJECTED).
+      if (!(e instanceof UcxError) || e.code !== "UCX_TS_LIMIT_EXCEEDED") throw e;
+      listener.reportError(new UcxError(e.code, `connection from ${remote.host}:${remote.port} refused: ${e.message}`));
+      return { answer: encodeRefusal(e.message) };
+    }
     const scope = worker.allocateScope();
     let made;
     try {
-      made = worker.endpointByAddress(address, options.errorHandling, remote, { scope, peerScope: hello.scope, loopback: sameBytes(hello.address, own) });
+      made = worker.endpointByAddress(address, options.errorHandling, remote, { scope, peerScope: hello.scope, loopback }, fillers);
     } catch (e) {
       worker.releaseScope(scope);
       throw e;
@@ -163,7 +210,7 @@ export async function listenWithHello(
     await worker.settled(made.created);
     const endpoint = made.endpoint;
     return {
-      answer: encodeAccept({ errorHandling: options.errorHandling, scope, address: own }),
+      answer: encodeAccept({ errorHandling: options.errorHandling, scope, address: own, pairing: { count: target, modes: theirFillers } }),
       keep: (socket: Socket) => {
         attachLink(endpoint, socket);
         listener.deliver(endpoint);
@@ -178,7 +225,10 @@ export async function listenWithHello(
     maxPending: options.maxPendingHandshakes,
     timeoutMs: options.handshakeTimeoutMs,
     onHello,
-    ...(options.secret ? { auth: { secret: options.secret, identity: own } } : {}),
+    identity: own,
+    // A hello whose address is not one is dropped here, before the challenge.
+    pairingCount: (clientAddress) => worker.pairingCount(checkWorkerAddress(clientAddress, ownPlain)),
+    ...(options.secret ? { auth: { secret: options.secret } } : {}),
     onError: (e) => listener.reportError(e),
   });
 }

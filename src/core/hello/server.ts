@@ -13,7 +13,8 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { UcxError } from "../errors.ts";
 import { clientProof, freshNonce, listenerProof, proofMatches, type Transcript } from "./auth.ts";
-import { AUTH_BYTES, encodeChallenge, encodeGreeting, encodeRefusal, type Greeting, greetingBody, HelloKind, HelloProtocolError, HelloReader, RefuseCode } from "./wire.ts";
+import { AUTH_BYTES, challengeBody, encodeChallenge, encodeGreeting, encodeRefusal, type Greeting, greetingBody, HelloKind, HelloProtocolError, HelloReader, proofPairingBody, RefuseCode } from "./wire.ts";
+import type { Pairing } from "./pairing.ts";
 
 export interface Remote {
   readonly host: string;
@@ -28,17 +29,26 @@ export interface HelloServerOptions {
   /** How long a connection may take to send its hello (default 5,000 ms). */
   readonly timeoutMs?: number;
   /**
-   * A complete hello. Called synchronously from the socket's data event, in arrival order, so
-   * that endpoints are created in hello order (see connection.ts, "conn_sn"). Resolves with the
-   * answer to write (an accept or a refusal) and, for an accept, who keeps the connection open
-   * afterwards (link.ts); a refusal's connection is closed after the answer.
+   * A complete handshake: the client's hello and its proof's pairing (pairing.ts), with the count
+   * this side's challenge gave. Called synchronously from the socket's data event. Resolves with
+   * the answer to write (an accept or a refusal) and, for an accept, who keeps the connection
+   * open afterwards (link.ts); a refusal's connection is closed after the answer.
    */
-  readonly onHello: (hello: Greeting, remote: Remote, encodeAccept: (g: Greeting) => Uint8Array) => Promise<HelloAnswer>;
+  readonly onHello: (
+    hello: Greeting,
+    remote: Remote,
+    encodeAccept: (g: Greeting) => Uint8Array,
+    pairing: { readonly listenerCount: number; readonly client: Pairing },
+  ) => Promise<HelloAnswer>;
+  /** The listener's worker address, named in every challenge (and bound into both proofs). */
+  readonly identity: Uint8Array;
   /**
-   * Authenticated listener (auth.ts): a client must prove it holds `secret` before `onHello` is
-   * called; `identity` (the listener's worker address) is bound into both proofs.
+   * The count the challenge carries: endpoints this worker has made by address to the worker of
+   * the hello's address (pairing.ts). Throws a UcxError for an address that is not one.
    */
-  readonly auth?: { readonly secret: Uint8Array; readonly identity: Uint8Array };
+  readonly pairingCount: (clientAddress: Uint8Array) => number;
+  /** Authenticated listener (auth.ts): a client must prove it holds `secret` before `onHello` is called. */
+  readonly auth?: { readonly secret: Uint8Array };
   /** A connection that ended without a usable hello, or whose answer could not be made. */
   readonly onError: (error: UcxError) => void;
 }
@@ -106,7 +116,7 @@ export class HelloServer {
     // the peer is done (and authenticated), its endpoint is being made; "kept": handed over.
     let state: "hello" | "proof" | "answering" | "kept" = "hello";
     let hello: Greeting | undefined;
-    let challenge: { nonce: Uint8Array } | undefined;
+    let challenge: { count: number; nonce?: Uint8Array; body: Uint8Array } | undefined;
     const drop = (error: UcxError, answer?: Uint8Array) => {
       if (!this.pending.delete(socket)) return;
       clearTimeout(timer);
@@ -128,7 +138,7 @@ export class HelloServer {
     socket.on("close", () => {
       if (state !== "answering" && state !== "kept") drop(new UcxError("UCS_ERR_CONNECTION_RESET", `connection from ${where} closed before its hello was answered`));
     });
-    const answerHello = (greeting: Greeting, transcript: Transcript | undefined) => {
+    const answerHello = (greeting: Greeting, transcript: Transcript | undefined, client: Pairing) => {
       state = "answering";
       clearTimeout(timer);
       const encodeAccept = (g: Greeting): Uint8Array => {
@@ -136,7 +146,7 @@ export class HelloServer {
         const proof = listenerProof(auth.secret, transcript, greetingBody({ ...g, auth: new Uint8Array(AUTH_BYTES) }));
         return encodeGreeting(HelloKind.Accept, { ...g, auth: proof });
       };
-      this.options.onHello(greeting, remote, encodeAccept).then(
+      this.options.onHello(greeting, remote, encodeAccept, { listenerCount: challenge!.count, client }).then(
         ({ answer, keep, discard }) => {
           if (!this.pending.delete(socket) || socket.destroyed) return discard?.();
           state = "kept";
@@ -173,23 +183,32 @@ export class HelloServer {
           const reason = "this listener does not authenticate (listen without auth); connect without auth";
           return drop(new UcxError("UCX_TS_AUTH_FAILED", `connection from ${where} refused: it asked for authentication, this listener has no secret`), encodeRefusal(reason, RefuseCode.AuthNotOffered));
         }
-        if (!auth) return answerHello(hello, undefined);
-        challenge = { nonce: freshNonce() };
+        let count: number;
+        try {
+          count = this.options.pairingCount(hello.address);
+        } catch (e) {
+          if (!(e instanceof UcxError)) throw e;
+          return drop(e);
+        }
+        const nonce = auth ? freshNonce() : undefined;
+        challenge = { count, nonce, body: challengeBody(count, this.options.identity, nonce) };
         state = "proof";
         reader.next();
-        socket.write(encodeChallenge(challenge.nonce, auth.identity));
+        socket.write(encodeChallenge(count, this.options.identity, nonce));
         return;
       }
       // state "proof"
       if (message.kind !== HelloKind.Proof) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: it sent kind ${message.kind} instead of its proof`));
-      const transcript = { helloBody: greetingBody(hello!), listenerNonce: challenge!.nonce, listenerIdentity: auth!.identity };
-      if (!proofMatches(message.proof, clientProof(auth!.secret, transcript))) {
+      if ((message.proof !== undefined) !== (auth !== undefined)) return drop(new UcxError("UCX_TS_PROTOCOL_ERROR", `connection from ${where} closed: its proof ${auth ? "lacks" : "carries"} a MAC`));
+      if (!auth) return answerHello(hello!, undefined, message.pairing);
+      const transcript = { helloBody: greetingBody(hello!), challengeBody: challenge!.body, listenerIdentity: this.options.identity };
+      if (!proofMatches(message.proof!, clientProof(auth.secret, transcript, proofPairingBody(message.pairing, true)))) {
         return drop(
           new UcxError("UCX_TS_AUTH_FAILED", `connection from ${where} refused: its proof does not match this listener's secret`),
           encodeRefusal("authentication failed", RefuseCode.AuthFailed),
         );
       }
-      answerHello({ ...hello!, auth: undefined }, transcript);
+      answerHello({ ...hello!, auth: undefined }, transcript, message.pairing);
     });
   }
 

@@ -13,6 +13,8 @@ import { connectionError, invalidArgument, type UcxError } from "../errors.ts";
 import { connectWithHello, type HelloWorker } from "../hello/connection.ts";
 import { authWithoutHello, secretBytes, type HelloAuthOptions } from "../hello/auth.ts";
 import { ScopeTable } from "../hello/scopes.ts";
+import { ConnectionSequences } from "../hello/pairing.ts";
+import { workerUuid } from "../ucx-address-format.ts";
 import { describeStatus } from "../library.ts";
 import type { ConnectProtocol } from "../listener.ts";
 import { checkHost, sockaddr } from "../sockaddr.ts";
@@ -26,6 +28,8 @@ export class EndpointTable {
   private readonly endpoints = new Map<number, Endpoint>();
   /** Receive scopes of endpoints made through the hello (hello/scopes.ts). */
   readonly scopes = new ScopeTable();
+  /** Endpoints created by address, per peer worker, in UCX's order (hello/pairing.ts). */
+  readonly sequences = new ConnectionSequences();
   /** This worker's plain UCX address, asked once: connect() checks peers' addresses against it. */
   private ownAddress: Promise<Uint8Array> | undefined;
 
@@ -86,6 +90,8 @@ export class EndpointTable {
     }
     const ep = new Endpoint(this.worker, id, errorHandling, remote, undefined, remote === undefined);
     this.endpoints.set(id, ep);
+    // Numbered now, as it is submitted: the request below is what reaches ucp_ep_create.
+    if (!remote) this.sequences.record(workerUuid(keep), errorHandling);
     try {
       await this.settled(this.path.request(s, keep, "ucp_ep_create", () => undefined).promise);
       // Client-server endpoints connect in the background: a flush completes when the
@@ -101,13 +107,32 @@ export class EndpointTable {
     return ep;
   }
 
-  /** See Worker.endpointByAddress: submitted now, in the order the hello's pairing needs. */
-  byAddress(address: Uint8Array, errorHandling: ErrorHandling, remote: Remote, scopes: { scope: number; peerScope: number; loopback?: boolean }): { endpoint: Endpoint; created: Promise<void> } {
+  /**
+   * See Worker.endpointByAddress: submitted now, in the order the hello's pairing needs, after a
+   * filler endpoint for each of `fillers` (hello/pairing.ts). A filler has no Endpoint object: it
+   * only takes its number in UCX's sequence and joins the peer's endpoint of that number; the
+   * engine closes it with the worker.
+   */
+  byAddress(
+    address: Uint8Array,
+    errorHandling: ErrorHandling,
+    remote: Remote,
+    scopes: { scope: number; peerScope: number; loopback?: boolean },
+    fillers: readonly ErrorHandling[] = [],
+  ): { endpoint: Endpoint; created: Promise<void> } {
+    const peer = workerUuid(address);
+    for (const mode of fillers) {
+      const filler = submission({ op: Op.EndpointCreateAddress, target: this.path.newObjectId(), address: addressOf(address), length: address.length, flags: mode === "peer" ? EP_FLAG_ERR_PEER : 0 });
+      this.sequences.record(peer, mode);
+      // Its failure (UCX refused it) costs only the pairing of an endpoint nobody here uses.
+      this.settled(this.path.request(filler, address, "ucp_ep_create", () => undefined).promise).catch(() => {});
+    }
     const id = this.path.newObjectId();
     const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes, true);
     if (scopes.loopback) this.pairLoopback(ep);
     this.endpoints.set(id, ep);
+    this.sequences.record(peer, errorHandling);
     const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
     const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).then(
       () => void markCloseOnExec(),
