@@ -17,7 +17,11 @@ export interface CompletionTarget {
   fire(): void;
 }
 
-/** What an am_bcopy/put_bcopy packs: a buffer, or a function writing into UCT's buffer. */
+/**
+ * What an am_bcopy/put_bcopy packs: a buffer, or a function that writes the bytes into the array
+ * it is given (max_bcopy long; copied into UCT's buffer after, valid only during the call) and
+ * returns how many it wrote.
+ */
 export type PackSource = Uint8Array | ((dest: Uint8Array) => number);
 
 export interface PendingEntry {
@@ -86,6 +90,7 @@ export function nativeCallbacks(): NativeCallbacks {
     pendingRequests.delete(self);
     if (p?.onPurge) callUserCallback(p.onPurge);
   });
+  let scratch = new Uint8Array(0);
   const pack = make(uctCallbacks.uct_pack_callback_t, (dest, arg) => {
     const entry = packSources.get(arg);
     if (!entry) return 0;
@@ -96,11 +101,17 @@ export function nativeCallbacks(): NativeCallbacks {
       if (source.length > 0) u.memcpy(dest, u.addressOf(source), source.length);
       return source.length;
     }
+    // The function writes into a scratch array, copied to `dest` after: no view per send (as
+    // above), and an array kept past the callback can no longer reach UCX's buffer.
+    if (scratch.length < max) scratch = new Uint8Array(Math.max(max, scratch.length * 2));
+    const into = scratch.subarray(0, max);
     let n = 0;
     callUserCallback(() => {
-      n = source(new Uint8Array(u.view(dest, max)));
+      n = source(into);
     });
-    return Math.max(0, Math.min(max, Math.trunc(n)));
+    n = Math.max(0, Math.min(max, Math.trunc(n) || 0));
+    if (n > 0) u.memcpy(dest, u.addressOf(scratch), n);
+    return n;
   });
   const unpack = make(uctCallbacks.uct_unpack_callback_t, (arg, data, length) => {
     const target = unpackTargets.get(arg);
