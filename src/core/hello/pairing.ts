@@ -41,7 +41,14 @@ export interface Pairing {
   readonly modes: readonly ErrorHandling[];
 }
 
-/** Per peer worker: the mode of every endpoint this worker created to it by address, in order. */
+/**
+ * Per peer worker: the mode of every endpoint this worker created to it by address, in order.
+ * Entries are never dropped, like UCX's own per-peer matching state (ucs_conn_match keeps a peer
+ * for the worker's life): a peer's numbers must stay known as long as it may come back. That is a
+ * few dozen bytes per peer worker ever connected to (a new worker per peer process). UCX numbers
+ * at most 65,535 endpoints between two workers (a 16-bit conn_sn); past that it refuses to create
+ * them (UCS_ERR_EXCEEDS_LIMIT, with streams enabled), with or without the hello.
+ */
 export class ConnectionSequences {
   private readonly byPeer = new Map<string, ErrorHandling[]>();
 
