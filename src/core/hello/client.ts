@@ -37,7 +37,7 @@ export function exchangeHello(
   port: number,
   greeting: Greeting,
   options: { timeoutMs?: number; secret?: Uint8Array; pairing: (listener: Uint8Array, listenerCount: number) => Pairing },
-): Promise<{ message: HelloMessage; socket: Socket; challenge: { count: number; identity: Uint8Array } }> {
+): Promise<{ message: HelloMessage; socket: Socket }> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const secret = options.secret;
   const ours: Greeting = secret ? { ...greeting, auth: freshNonce() } : { ...greeting, auth: undefined };
@@ -58,7 +58,7 @@ export function exchangeHello(
         socket!.removeAllListeners("error");
         socket!.on("error", () => {}); // until the link takes it over
         socket!.pause();
-        resolve({ message: outcome.message, socket: socket!, challenge: challenge! });
+        resolve({ message: outcome.message, socket: socket! });
       } else {
         socket?.destroy();
         reject(outcome.error);

@@ -101,12 +101,13 @@ export async function connectWithHello(
     let scopeOwned = true; // until an endpoint holds it (the worker releases it with the endpoint)
     try {
       // What this side told the listener in its proof: the accept's modes are numbered from it.
-      let sent: { count: number; loopback: boolean } | undefined;
+      // (exchangeHello resolves only with an accept naming the same worker as the challenge.)
+      let sent: { count: number; loopback: boolean; address: Uint8Array } | undefined;
       const pairing = (identity: Uint8Array, listenerCount: number): Pairing => {
         const plain = checkWorkerAddress(identity, ownPlain);
         const loopback = sameBytes(identity, own);
         const count = worker.pairingCount(plain);
-        sent = { count, loopback };
+        sent = { count, loopback, address: plain };
         // Our own worker: UCX pairs its endpoints to itself among themselves; nothing to fill.
         return { count, modes: loopback || count <= listenerCount ? [] : worker.pairingModes(plain, listenerCount, count) };
       };
@@ -130,7 +131,7 @@ export async function connectWithHello(
       }
       let made;
       try {
-        const address = checkWorkerAddress(peer.address, ownPlain);
+        const address = sent!.address;
         // The listener is this worker's own: the two ends are paired here (Endpoint.loopPartner).
         const loopback = sent!.loopback;
         // Counted and created in this one task: nothing else can take a number in between.

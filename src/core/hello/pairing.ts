@@ -92,7 +92,7 @@ export function fillerModes(ownCount: number, target: number, theirs: { from: nu
   return out;
 }
 
-export function pairingGap(gap: number): UcxError {
+function pairingGap(gap: number): UcxError {
   return new UcxError(
     "UCX_TS_LIMIT_EXCEEDED",
     `${gap} endpoints made by worker address between these two workers are unanswered; the hello pairs at most ${MAX_PAIRING_GAP} (close the worker, or answer them with connect(address) from the other side)`,

@@ -116,7 +116,7 @@ export class HelloServer {
     // the peer is done (and authenticated), its endpoint is being made; "kept": handed over.
     let state: "hello" | "proof" | "answering" | "kept" = "hello";
     let hello: Greeting | undefined;
-    let challenge: { count: number; nonce?: Uint8Array; body: Uint8Array } | undefined;
+    let challenge: { count: number; body: Uint8Array } | undefined;
     const drop = (error: UcxError, answer?: Uint8Array) => {
       if (!this.pending.delete(socket)) return;
       clearTimeout(timer);
@@ -191,7 +191,7 @@ export class HelloServer {
           return drop(e);
         }
         const nonce = auth ? freshNonce() : undefined;
-        challenge = { count, nonce, body: challengeBody(count, this.options.identity, nonce) };
+        challenge = { count, body: challengeBody(count, this.options.identity, nonce) };
         state = "proof";
         reader.next();
         socket.write(encodeChallenge(count, this.options.identity, nonce));

@@ -7,7 +7,7 @@ import { asBytes, type BufferLike } from "../buffers.ts";
 import { markCloseOnExec } from "../close-on-exec.ts";
 import { Endpoint, type ErrorHandling } from "../endpoint.ts";
 import type { EndpointHost } from "../endpoint-host.ts";
-import { submission, type Submission } from "../engine/engine.ts";
+import { submission } from "../engine/engine.ts";
 import { EP_FLAG_ERR_PEER, Op } from "../engine/records.ts";
 import { connectionError, invalidArgument, type UcxError } from "../errors.ts";
 import { connectWithHello, type HelloWorker } from "../hello/connection.ts";
@@ -75,25 +75,23 @@ export class EndpointTable {
     }
     // Only the hello can check a secret: by worker address (or UCX's client) anyone may connect.
     if (secret) throw authWithoutHello();
-    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const id = this.path.newObjectId();
-    let s: Submission;
-    let keep: Uint8Array;
+    let create: () => Promise<unknown>;
     let remote: Remote | undefined;
     if (typeof peer === "object" && peer !== null && "port" in peer && !ArrayBuffer.isView(peer)) {
       remote = { host: peer.host, port: peer.port };
-      keep = await sockaddr(peer.host, peer.port);
-      s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: addressOf(keep), length: keep.length, flags });
+      const keep = await sockaddr(peer.host, peer.port);
+      const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
+      const s = submission({ op: Op.EndpointCreateSockaddr, target: id, address: addressOf(keep), length: keep.length, flags });
+      create = () => this.settled(this.path.request(s, keep, "ucp_ep_create", () => undefined).promise);
     } else {
-      keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
-      s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(keep), length: keep.length, flags });
+      const keep = checkWorkerAddress(asBytes(peer as BufferLike, "peer address"), await this.ownUcxAddress());
+      create = () => this.createByAddress(id, keep, errorHandling);
     }
     const ep = new Endpoint(this.worker, id, errorHandling, remote, undefined, remote === undefined);
     this.endpoints.set(id, ep);
-    // Numbered now, as it is submitted: the request below is what reaches ucp_ep_create.
-    if (!remote) this.sequences.record(workerUuid(keep), errorHandling);
     try {
-      await this.settled(this.path.request(s, keep, "ucp_ep_create", () => undefined).promise);
+      await create();
       // Client-server endpoints connect in the background: a flush completes when the
       // connection is up, and fails (error handling peer) when it cannot be made.
       if (remote) await ep.flush();
@@ -120,21 +118,15 @@ export class EndpointTable {
     scopes: { scope: number; peerScope: number; loopback?: boolean },
     fillers: readonly ErrorHandling[] = [],
   ): { endpoint: Endpoint; created: Promise<void> } {
-    const peer = workerUuid(address);
     for (const mode of fillers) {
-      const filler = submission({ op: Op.EndpointCreateAddress, target: this.path.newObjectId(), address: addressOf(address), length: address.length, flags: mode === "peer" ? EP_FLAG_ERR_PEER : 0 });
-      this.sequences.record(peer, mode);
       // Its failure (UCX refused it) costs only the pairing of an endpoint nobody here uses.
-      this.settled(this.path.request(filler, address, "ucp_ep_create", () => undefined).promise).catch(() => {});
+      this.createByAddress(this.path.newObjectId(), address, mode).catch(() => {});
     }
     const id = this.path.newObjectId();
-    const flags = errorHandling === "peer" ? EP_FLAG_ERR_PEER : 0;
     const ep = new Endpoint(this.worker, id, errorHandling, remote, scopes, true);
     if (scopes.loopback) this.pairLoopback(ep);
     this.endpoints.set(id, ep);
-    this.sequences.record(peer, errorHandling);
-    const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
-    const created = this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise).then(
+    const created = this.createByAddress(id, address, errorHandling).then(
       () => void markCloseOnExec(),
       (e: unknown) => {
         this.forget(id);
@@ -142,6 +134,18 @@ export class EndpointTable {
       },
     );
     return { endpoint: ep, created };
+  }
+
+  /**
+   * `ucp_ep_create` to a (checked) worker address, submitted now and numbered in the same step:
+   * UCX gives it the next number of that peer's sequence in submission order, and the hello's
+   * pairing relies on every such create being counted (hello/pairing.ts).
+   */
+  private createByAddress(id: number, address: Uint8Array, mode: ErrorHandling): Promise<unknown> {
+    this.sequences.record(workerUuid(address), mode);
+    const flags = mode === "peer" ? EP_FLAG_ERR_PEER : 0;
+    const s = submission({ op: Op.EndpointCreateAddress, target: id, address: addressOf(address), length: address.length, flags });
+    return this.settled(this.path.request(s, address, "ucp_ep_create", () => undefined).promise);
   }
 
   /**
