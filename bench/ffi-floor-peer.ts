@@ -28,6 +28,8 @@ import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { windowTrace } from "./window-trace.ts";
+import { mark, Mark, resetTurnaround, TURNAROUND, turnaroundSnapshot } from "../src/core/turnaround.ts";
+import { writeFileSync } from "node:fs";
 
 const [role, errorHandling = "none", portText = "0", planText = "{}"] = process.argv.slice(2);
 setTimeout(() => process.exit(3), 300_000).unref?.();
@@ -149,12 +151,14 @@ function finishRecv(request: number): { tag: number; length: number } {
   if (ptrIsError(request)) throw new Error(`ucp_tag_recv_nbx failed: ${request}`);
   let status: number;
   while ((status = u.ucp_tag_recv_request_test(request, scratch.recvInfoAddress)) === UCS_INPROGRESS) u.ucp_worker_progress(worker);
+  if (TURNAROUND) mark(Mark.Arrived);
   u.ucp_request_free(request);
   if (status !== UCS_OK) throw new Error(`receive failed: ${status} (tag ${scratch.recvInfoWords[0]}, length ${scratch.recvInfoWords[2]}, buffer at ${request})`);
   return { tag: scratch.recvInfoWords[0]!, length: scratch.recvInfoWords[2]! };
 }
 
 function send(ep: number, bytes: Uint8Array, tag: number): number {
+  if (TURNAROUND) mark(Mark.Posted);
   return u.ucp_tag_send_nbx(ep, u.addressOf(bytes), bytes.length, tag, scratch.sendParamAddress);
 }
 
@@ -204,12 +208,33 @@ const ep = (() => {
 
 // --- the measured loops ---------------------------------------------------------------------------
 const MAX = MAX_BYTES;
+/**
+ * UCX_TS_BENCH_RTT=<prefix> with UCX_TS_TURNAROUND=1: each side's turnaround marks over the latency
+ * rows (src/core/turnaround.ts), written to <prefix>.floor-<runtime>-<role>.json, as p2p-peer.ts
+ * writes ucx-ts's; the client's tag 10 (no answer) starts the server's count, which ends at the
+ * next message that is not a ping.
+ */
+const rttPrefix = TURNAROUND ? process.env.UCX_TS_BENCH_RTT : undefined;
+const runtimeName = (globalThis as { Bun?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
+const writeTurnaround = (side: string) => {
+  if (rttPrefix) writeFileSync(`${rttPrefix}.floor-${runtimeName}-${side}.json`, JSON.stringify({ side, turnaround: turnaroundSnapshot() }));
+};
 const trace = windowTrace(`floor-${role}`);
 if (role === "server") {
   const buf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
+  let counting = false;
   for (;;) {
     const { tag, length } = finishRecv(postRecv(buf, 0, 0));
+    if (tag === 10) {
+      resetTurnaround();
+      counting = true;
+      continue;
+    }
+    if (counting && tag !== 1) {
+      writeTurnaround("server");
+      counting = false;
+    }
     if (tag === 9) {
       // The client waits for this reply before it exits: its end arrived. The flush lets the reply
       // leave; with error handling "peer" it may fail once the client has read it and gone.
@@ -244,6 +269,10 @@ if (role === "server") {
   };
   // Warm up as p2p-peer.ts does (wire-up, JIT), for a second.
   for (const until = performance.now() + 1000; performance.now() < until; ) roundTrip(8);
+  if (rttPrefix && plan.latency.length > 0) {
+    waitRequest(send(ep, data.subarray(0, 0), 10), "count start");
+    resetTurnaround();
+  }
   for (const [size, iterations] of plan.latency) {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
@@ -254,6 +283,7 @@ if (role === "server") {
     // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
     results.push(...rttResults(size, iterations, rtts));
   }
+  writeTurnaround("client");
   const ack = new Uint8Array(8);
   for (const [size, window, rounds] of plan.bandwidth) {
     let bytes = 0;

@@ -17,14 +17,17 @@
  * (bench/window-cost.mjs runs the pairs and prints them per message).
  * UCX_TS_BENCH_RTT=<prefix>: both sides' counts over the latency rows (round trips, wall and CPU
  * time, event-loop turns (counted with the sources, not --dist), thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
- * <prefix>.<runtime>-<mode>-<role>.json; the client sends tag 10 before its timed rows to start the
- * server's count, which ends at the next message that is not a ping.
+ * <prefix>.<runtime>-<mode>-<role>.json (with UCX_TS_TURNAROUND=1 also where each side's share of a
+ * round trip went: src/core/turnaround.ts; bench/turnaround.mjs runs the pairs); the client sends tag 10 before its timed rows to start the
+ * server's count, which ends at the next message that is not a ping (after the latency rows, tag
+ * 12, answered once the server's file is written).
  */
 import { startBenchPeer } from "./bench-peer.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { faultLog } from "./page-faults.ts";
 import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts";
 import { eventLoopTurns } from "../src/core/engine/event-loop.ts";
+import { markResumed, resetTurnaround, TURNAROUND, turnaroundSnapshot } from "../src/core/turnaround.ts";
 import { windowTrace } from "./window-trace.ts";
 import { writeFileSync } from "node:fs";
 
@@ -75,6 +78,7 @@ const rttStats = (() => {
       on = true;
       count = 0;
       if (PROFILING) resetProfile();
+      if (TURNAROUND) resetTurnaround();
       takeover0 = worker.takeoverStats;
       turns0 = eventLoopTurns();
       t0 = performance.now();
@@ -91,7 +95,7 @@ const rttStats = (() => {
       const t = worker.takeoverStats;
       const takeover = t && takeover0 ? Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v - takeover0![k as keyof typeof t]])) : null;
       const file = `${prefix}.${rt}-${process.argv[3]}-${side}.json`;
-      writeFileSync(file, JSON.stringify({ side, roundTrips: count, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, eventLoopTurns: eventLoopTurns() - turns0, takeover, ...(PROFILING ? profileSnapshot() : {}) }));
+      writeFileSync(file, JSON.stringify({ side, roundTrips: count, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, eventLoopTurns: eventLoopTurns() - turns0, takeover, ...(PROFILING ? profileSnapshot() : {}), ...(TURNAROUND ? { turnaround: turnaroundSnapshot() } : {}) }));
     },
   };
 })();
@@ -103,6 +107,7 @@ if (role === "server") {
   const faults = faultLog();
   for (;;) {
     const { tag, length } = await wait(ep.recv(buf, 0, 0));
+    markResumed();
     if (tag === 1) {
       rttStats.ping();
       await wait(ep.send(buf.subarray(0, length), 2));
@@ -114,6 +119,8 @@ if (role === "server") {
       rttStats.start();
       await wait(ep.send(ack, 5));
     }
+    // The client's counts are done: ours are written (above) before the answer.
+    if (tag === 12) await wait(ep.send(ack, 5));
     if (tag === 4) {
       await wait(ep.send(ack, 5));
       trace.mark("send");
@@ -175,6 +182,7 @@ if (role === "server") {
       const r = ep.recv(back, 2);
       await wait(ep.send(out.subarray(0, size), 1));
       await wait(r);
+      markResumed();
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
       rttStats.ping();
     }
@@ -182,6 +190,12 @@ if (role === "server") {
     results.push(...rttResults(size, iterations, rtts));
   }
   rttStats.write("client");
+  if (rttStats.enabled && plan.latency.length > 0) {
+    // Wait until the server has written its counts: it may be killed as soon as this process ends.
+    const r = ep.recv(back, 5);
+    await wait(ep.send(out.subarray(0, 0), 12));
+    await wait(r);
+  }
   // Every windowed row warms up first, untimed, as the AM rows below and ucx_perftest do: as
   // many rounds again as it times, at most 1 s. Unwarmed, the timed rounds (20 with --quick)
   // measured the engine's first compilation: the first ~16 windows of 256 x 8 B took 20-97 ms

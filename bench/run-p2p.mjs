@@ -15,11 +15,16 @@
 //     `node bench/window-report.mjs <prefix>` says where the slow windows' time went
 //   node bench/run-p2p.mjs --profile [--runtimes ...] [--modes ...] [--rounds 10000]
 //     instead: where one 8 B send+receive's time goes, per runtime and mode (bench/profile.ts)
+//   node bench/run-p2p.mjs --turnaround [--runtimes ...] [--modes ...] [--errors ...] [--rounds 20000]
+//     instead: where an 8 B round trip's time goes between the two processes, per side (the FFI
+//     floor's and ucx-ts's, each runtime and mode): UCX reported the receive -> its Promise
+//     resolved -> the caller resumed -> the next send posted, and the time away (src/core/turnaround.ts)
 import { hasPerftest, options, pair, perftest, run, runtimeArgv } from "./processes.mjs";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 
-const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["dist", "errors", "modes", "plan", "profile", "quick", "rounds", "rtt8", "runtimes"]);
+const { opt, flag } = options(process.argv.slice(2), import.meta.url, ["dist", "errors", "modes", "plan", "profile", "quick", "rounds", "rtt8", "runtimes", "turnaround"]);
 const quick = flag("quick");
 const dist = flag("dist");
 const runtimes = opt("runtimes", ["node", "deno", "bun"]);
@@ -30,6 +35,10 @@ const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
 const RATE_WINDOWS = 200;
 if (flag("profile")) {
   await profile();
+  process.exit(0);
+}
+if (flag("turnaround")) {
+  await turnaround();
   process.exit(0);
 }
 // --rtt8: only the 8 B round trip, 10,000 times (the tail: p99 and p99.9 beside the median).
@@ -179,7 +188,6 @@ console.log(`written ${file}`);
 async function profile() {
   const rounds = opt("rounds", ["10000"])[0];
   const profModes = opt("modes", ["polling", "hybrid", "thread"]);
-  const { loadavg } = await import("node:os");
   const runs = [];
   for (const runtime of runtimes)
     for (const mode of profModes) {
@@ -211,5 +219,64 @@ async function profile() {
   mkdirSync("bench/results", { recursive: true });
   const file = `bench/results/profile-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
   writeFileSync(file, JSON.stringify({ rounds: Number(rounds), load: loadavg(), cores: cpus().length, runs }, null, 2));
+  console.log(`written ${file}`);
+}
+
+/**
+ * `--turnaround`: 8 B ping-pongs between two processes with UCX_TS_TURNAROUND=1, the FFI floor's
+ * and ucx-ts's per runtime, mode and error handling; each side writes its marks' stages
+ * (UCX_TS_BENCH_RTT files), and this prints, per side, the median of its turnaround (UCX reported
+ * the receive -> the next send posted: its share of the round trip) and of the parts between,
+ * beside the round trip itself. Writes bench/results/turnaround-<time>.json.
+ */
+async function turnaround() {
+  const rounds = Number(opt("rounds", ["20000"])[0]);
+  const taModes = opt("modes", ["polling", "hybrid", "thread"]);
+  const taErrors = opt("errors", ["none"]);
+  const latencyPlan = JSON.stringify({ latency: [[8, rounds]], bandwidth: [], am: [], amMany: [] });
+  const dir = mkdtempSync(join(tmpdir(), "ucx-ts-turnaround-"));
+  const env = { UCX_TS_TURNAROUND: "1", ...(dist ? { UCX_TS_BENCH_DIST: "1" } : {}) };
+  const runs = [];
+  const one = async (system, mode, e, peer, serverArgs, clientArgs, fileTag) => {
+    const prefix = join(dir, `${runs.length}`);
+    try {
+      const results = await pair([...peer, "server", ...serverArgs], (port) => [...peer, "client", ...clientArgs(port), latencyPlan], { ...env, UCX_TS_BENCH_RTT: prefix });
+      const side = (role) => {
+        try {
+          return JSON.parse(readFileSync(`${prefix}.${fileTag}-${role}.json`, "utf8")).turnaround;
+        } catch {
+          return undefined;
+        }
+      };
+      // The server writes its file when the client's end arrives: give it a moment.
+      await new Promise((r) => setTimeout(r, 200));
+      runs.push({ system, mode, errorHandling: e, rttMedianUs: results.find((r) => r.kind === "rtt_us_median")?.value, client: side("client"), server: side("server") });
+    } catch (err) {
+      console.log(`${system} ${mode} ${e}: FAILED ${err.message.slice(0, 300)}`);
+    }
+  };
+  for (const runtime of runtimes)
+    for (const e of taErrors) {
+      const floor = [...runtimeArgv(runtime), "bench/ffi-floor-peer.ts"];
+      await one(`ffi-floor/${runtime}`, "-", e, floor, [e], (port) => [e, String(port)], `floor-${runtime}`);
+      for (const mode of taModes) {
+        const peer = [...runtimeArgv(runtime), "bench/p2p-peer.ts"];
+        await one(`ucx-ts/${runtime}`, mode, e, peer, [mode, e], (port) => [mode, e, String(port)], `${runtime}-${mode}`);
+      }
+    }
+  rmSync(dir, { recursive: true, force: true });
+  const stages = ["turnaround", "arrivedToFinished", "finishedToResumed", "resumedToPosted", "away"];
+  const f = (s) => (s === undefined ? "-" : s.median.toFixed(2));
+  console.log(`\n8 B round trips between two processes (${rounds} a run), ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log("us, medians per side: turnaround = UCX reported the receive -> the next send posted (= arrived->finished + finished->resumed + resumed->posted); away = that send -> the next receive reported");
+  console.log(["system", "mode", "errors", "rtt", "side", ...stages].map((h, i) => (i < 3 ? h.padEnd(i === 0 ? 16 : 8) : h.padStart(i === 4 ? 7 : 12))).join(" "));
+  for (const r of runs)
+    for (const role of ["client", "server"]) {
+      const s = r[role]?.stages ?? {};
+      console.log([r.system.padEnd(16), r.mode.padEnd(8), r.errorHandling.padEnd(8), (r.rttMedianUs?.toFixed(2) ?? "-").padStart(12), role.padStart(7), ...stages.map((k) => f(s[k]).padStart(12))].join(" "));
+    }
+  mkdirSync("bench/results", { recursive: true });
+  const file = `bench/results/turnaround-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
+  writeFileSync(file, JSON.stringify({ rounds, cores: cpus().length, load: loadavg(), runs }, null, 2));
   console.log(`written ${file}`);
 }

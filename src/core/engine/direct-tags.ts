@@ -23,6 +23,7 @@ import type { EndpointState } from "./op-host.ts";
 import { tagArgument } from "./records.ts";
 import { setParamsMemh, type RequestHandles } from "./request-handles.ts";
 import { setUserData } from "./tag-operations.ts";
+import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_NOT_CONNECTED = -24;
@@ -115,6 +116,7 @@ export class DirectTags {
     // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
     const memh = e.peer ? this.handles.map(address, length) : 0;
     if (memh) setParamsMemh(this.sendParam, SEND_MASK, memh);
+    if (TURNAROUND) mark(Mark.Posted);
     const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
     if (memh) setParamsMemh(this.sendParam, SEND_MASK, 0);
     if (r === 0 || ptrIsError(r)) {

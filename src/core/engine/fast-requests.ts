@@ -6,6 +6,7 @@
  */
 import type { Ucx } from "../../ffi/index.ts";
 import { FastKind, type TakeoverState } from "./takeover-state.ts";
+import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -112,6 +113,7 @@ export class FastRequests {
     let lo = 0;
     let hi = 0;
     if (kind === FastKind.TagRecv) {
+      if (TURNAROUND) mark(Mark.Arrived);
       // Valid for a truncated message too: the length is then the incoming size.
       u.ucp_tag_recv_request_test(request, this.infoAddress);
       lo = this.info[0]!;

@@ -15,6 +15,7 @@ import { setParamsMemh } from "./request-handles.ts";
 import type { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
 import { FastKind } from "./takeover-state.ts";
+import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -45,6 +46,7 @@ export class TagOperations {
     // Fires inside ucp_worker_progress, ucp_request_cancel, or ucp_tag_recv_nbx itself (a
     // message already there): it only queues; progress() finishes the receive.
     this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, userData: number) => {
+      if (TURNAROUND) mark(Mark.Arrived);
       tracker.queueCompleted(userData, status);
     });
     // Sends: called only for a send that did not complete in its posting call.
@@ -115,6 +117,7 @@ export class TagOperations {
     if (e.failed) return this.h.done(id, e.failed);
     // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
     const param = this.sendSource(ring, w, id, address, length, e.peer);
+    if (TURNAROUND) mark(Mark.Posted);
     const r = this.h.u.ucp_tag_send_nbx(e.handle, this.sourceAddress, length, tagArgument(tagLo, tagHi), param);
     this.trackSend(id, ep, r, length, this.sourceStaging, this.sourceMemh);
   }

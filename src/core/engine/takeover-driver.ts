@@ -18,6 +18,7 @@ import { COMPLETION_BYTES, INLINE_OFFSET, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH, 
 import { Ring } from "./ring.ts";
 import { FastKind, type TakeoverState } from "./takeover-state.ts";
 import { FastRequests, u64At, type FastReport } from "./fast-requests.ts";
+import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_NO_MESSAGE = -1;
@@ -210,6 +211,7 @@ export class TakeoverDriver {
       param = this.params(C.UCP_OP_ATTR_FIELD_MEMH);
     } else if (op === Op.TagSend && length >= this.requestHandlesFrom) return false;
     else param = this.params(0);
+    if (TURNAROUND && op === Op.TagSend) mark(Mark.Posted);
     const r =
       op === Op.TagSend
         ? this.u.ucp_tag_send_nbx(ep, source, length, tagArgument(this.submissions.u32[w + SUB.tagLo]!, this.submissions.u32[w + SUB.tagHi]!), param)

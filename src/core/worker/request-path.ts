@@ -18,6 +18,7 @@ import { describeStatus } from "../library.ts";
 import { RequestEntry, Requests, type Settle } from "../requests.ts";
 import type { Submitted } from "../endpoint-host.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
+import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_CANCELED = -16;
@@ -393,6 +394,7 @@ class PromiseEntry<T> extends RequestEntry {
     if (status === UCS_OK) {
       try {
         this.resolve(this.onOk(value, tagLo, tagHi, this.keep));
+        if (TURNAROUND) mark(Mark.Finished);
       } catch (e) {
         this.reject(e);
       }
