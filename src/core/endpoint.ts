@@ -153,8 +153,14 @@ export class Endpoint {
     }
     const bytes = asBytes(buffer);
     const { tagLo, tagHi } = this.sendTag(tag);
+    // Polling and blocking modes: a small send straight to UCX (SendPath.sendDirect).
+    const direct = this.worker.sendPath.sendDirect(this.directTags, this.id, bytes, tagLo, tagHi, this);
+    if (direct) return direct;
     return this.track(this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this));
   }
+
+  /** The worker's direct tag calls (Worker.directTags), made once: sendDirect asks for them per send. */
+  private readonly directTags = (): DirectTags | undefined => this.worker.directTags();
 
   /**
    * Receive a tagged message from this endpoint's peer into `buffer`: `mask` selects which of the

@@ -105,7 +105,7 @@ export class Worker {
     w.#path.engine = engine;
     w.#driver.engine = engine;
     w.#receives = new TagReceives(w.#path, settled, multiLimits, (id) => engine.takePayload(id));
-    w.sendPath = makeSendPath(w.#path, { resolved: () => w.#driver.resolved(), holdMemory: (b, p) => w.holdMemory(b, p), registrationOf: (b) => w.#memory.registrationOf(b) }, selector, pool);
+    w.sendPath = makeSendPath(w.#path, { resolved: () => w.#driver.resolved(), settled: (p) => w.#driver.settled(p), holdMemory: (b, p) => w.holdMemory(b, p), registrationOf: (b) => w.#memory.registrationOf(b) }, selector, pool);
     workerOpened(); // UCX's epoll sets, eventfds and tcp listening sockets become close-on-exec
     return w;
   }

@@ -108,6 +108,38 @@ for (const mode of MODES) {
     await p.run(ba.close());
   });
 
+  test("small sends go straight to UCX in polling and blocking modes, in order with the ring's sends, their buffer reusable at once", async () => {
+    // engine/direct-tags.ts: a send up to the inline capacity skips the submission ring where
+    // the executor runs on this thread (SendPath.sendDirect); a large one takes the ring. One tag
+    // for all: UCX matches in posting order, so any overtaking would show as a wrong content.
+    const direct = (p.a as unknown as { directTags(): { posted: { sends: number } } | undefined }).directTags();
+    assert.is(direct !== undefined, mode === "polling" || mode === "blocking", "direct tag calls where the executor runs on this thread");
+    const before = direct?.posted.sends ?? 0;
+    const sizes = Array.from({ length: 60 }, (_, i) => (i % 6 === 5 ? 2_000 : [0, 1, 8, 64, 180][i % 5]!));
+    const into = sizes.map((size) => new Uint8Array(size));
+    const recvs = into.map((b) => p.b.recv(b, 77));
+    const reused = new Uint8Array(180);
+    const sends: Promise<void>[] = [];
+    for (const [i, size] of sizes.entries()) {
+      if (size > 180) {
+        sends.push(p.ab.send(pattern(size, i), 77));
+        continue;
+      }
+      reused.set(pattern(size, i));
+      sends.push(p.ab.send(reused.subarray(0, size), 77));
+      await p.run(sends[sends.length - 1]!); // resolved: the bytes were taken, so the buffer may change
+      reused.fill(0xee);
+    }
+    const results = await p.run(Promise.all(recvs));
+    await p.run(Promise.all(sends));
+    for (const [i, size] of sizes.entries()) {
+      assert.is(results[i]!.length, size, `message ${i} length`);
+      assert.ok(samePattern(into[i]!, i), `message ${i} (${size} B) content, in order`);
+    }
+    const small = sizes.filter((s) => s <= 180).length;
+    if (direct) assert.is(direct.posted.sends - before, small, "every small send went straight to UCX");
+  });
+
   test("2,000 parked receives: traffic on other tags flows, each parked one gets its own message, cancelled ones reject", async () => {
     // Tag receives report their completion themselves (a callback): none is found by polling
     // every receive on every round. Messages come in reverse posting order, some short, so

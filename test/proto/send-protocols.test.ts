@@ -233,7 +233,7 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
   const pool = BouncePool.create(1024, 1, false);
   const { RegistrationCache } = await import("../../src/core/proto/registration-cache.ts");
   const noRegistration = new RegistrationCache({ nextId: () => 1, map: () => {}, unmap: () => {}, userRegistration: () => undefined, addressOf: () => 0 });
-  const path = new SendPath({ ...host, holdMemory: (_b, p) => p }, new ProtocolSelector("polling", 192, { calibration: false, force: "bounce" }), pool, noRegistration, () => 4096);
+  const path = new SendPath({ ...host, settled: (p) => p, holdMemory: (_b, p) => p }, new ProtocolSelector("polling", 192, { calibration: false, force: "bounce" }), pool, noRegistration, () => 4096);
   const failures: number[] = [];
   const sink = { failAfterSend: (status: number) => void failures.push(status) };
   const sent = path.send(1, "tag-send", 1, new Uint8Array(100), 0, 0, "send", sink);

@@ -21,6 +21,7 @@ import { callbackTypes, ptrIsError, UCX_CONSTANTS as C, type NativeCallback, typ
 import { u64At } from "./fast-requests.ts";
 import type { EndpointState } from "./op-host.ts";
 import { tagArgument } from "./records.ts";
+import type { InlineStaging } from "./inline-staging.ts";
 import { setParamsMemh, type RequestHandles } from "./request-handles.ts";
 import { setUserData } from "./tag-operations.ts";
 import { mark, Mark, TURNAROUND } from "../turnaround.ts";
@@ -64,6 +65,8 @@ export class DirectTags {
   private readonly keeps: unknown[] = [];
   /** The memory handle mapped for the slot's request (0: none). */
   private readonly memhs: Pointer[] = [];
+  /** The staging chunk holding the slot's send bytes (sendCopy; -1: none). */
+  private readonly chunks: number[] = [];
   private readonly free: number[] = [];
   private sequence = 0;
   /** Requests in flight (held in slots). */
@@ -81,6 +84,8 @@ export class DirectTags {
     private readonly endpoint: (id: number) => EndpointState | undefined,
     /** Memory handles for requests that may go by rendezvous, where this UCX needs them (request-handles.ts). */
     private readonly handles: RequestHandles,
+    /** The executor's staging memory for inline sends (sendCopy). */
+    private readonly staging: InlineStaging,
   ) {
     // Both fire inside ucp_worker_progress or ucp_request_cancel (a receive's also inside its
     // posting call, a message already there): they only queue; `finish` does the rest.
@@ -106,7 +111,7 @@ export class DirectTags {
    * in flight: give it its settle with `settleWith` before the next progress round, which may
    * finish it.
    */
-  send(ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown): number {
+  send(ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown, chunk = -1): number {
     const e = this.endpoint(ep);
     if (!e) return UCS_ERR_NOT_CONNECTED;
     if (e.failed) return e.failed;
@@ -123,7 +128,20 @@ export class DirectTags {
       this.handles.release(memh);
       return r === 0 ? UCS_OK : r;
     }
-    return this.hold(slot, r, SEND, keep, undefined, memh);
+    return this.hold(slot, r, SEND, keep, undefined, memh, chunk);
+  }
+
+  /**
+   * `send` of a copy of `bytes` (at most INLINE_CAPACITY), staged as the ring's inline sends
+   * are (inline-staging.ts): the caller may reuse `bytes` at once, and no address of its buffer
+   * is taken (taking one moves a small on-heap array off the heap). Returns as `send` does; the
+   * chunk goes back when UCX is done with it (at once when it finished the send in place).
+   */
+  sendCopy(ep: number, bytes: Uint8Array, tagLo: number, tagHi: number): number {
+    const chunk = this.staging.stage(bytes);
+    const r = this.send(ep, this.staging.address(chunk), bytes.length, tagLo, tagHi, undefined, chunk);
+    if (r <= 0) this.staging.release(chunk);
+    return r;
   }
 
   /** The settle of send `id` that `send` left in flight (made only for those: most finish in place). */
@@ -170,7 +188,7 @@ export class DirectTags {
     return free.length > 0 ? free[free.length - 1]! : this.requests.length;
   }
 
-  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer): number {
+  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer, chunk = -1): number {
     if (slot === this.requests.length) {
       if (slot >= SLOTS) throw new RangeError("too many direct tag requests in flight");
       this.requests.push(0);
@@ -179,6 +197,7 @@ export class DirectTags {
       this.settles.push(undefined);
       this.keeps.push(undefined);
       this.memhs.push(0);
+      this.chunks.push(-1);
     } else this.free.pop();
     // Ids stay below 2^52 (exact Numbers).
     this.sequence = (this.sequence % 0x7fffffff) + 1;
@@ -189,6 +208,7 @@ export class DirectTags {
     this.settles[slot] = settle;
     this.keeps[slot] = keep;
     this.memhs[slot] = memh;
+    this.chunks[slot] = chunk;
     this.count++;
     return id;
   }
@@ -236,6 +256,11 @@ export class DirectTags {
     this.settles[slot] = undefined;
     this.keeps[slot] = undefined;
     this.memhs[slot] = 0;
+    const chunk = this.chunks[slot]!;
+    if (chunk >= 0) {
+      this.staging.release(chunk);
+      this.chunks[slot] = -1;
+    }
     this.free.push(slot);
     this.count--;
     return settle;

@@ -202,7 +202,7 @@ export class Executor {
     this.listeners = new ListenerOperations(host);
     this.endpoints = new EndpointOperations(host, this.tracker, this.takeover, (ep) => this.rma.endpointGone(ep), () => this.needToken());
     this.tags = new TagOperations(host, this.tracker, staging, this.fast);
-    if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id), this.handles);
+    if (options.direct && !this.fast) this.direct = new DirectTags(u, this.worker, (id) => this.endpoints.endpoints.get(id), this.handles, staging);
     // The bounce pool, registered once. A pool UCX cannot register is not fatal: its sends then
     // go without a memory handle (sendSource finds none).
     const pool = options.bouncePool;

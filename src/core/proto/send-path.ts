@@ -14,6 +14,9 @@
  * error there fails the endpoint (the caller's next operation, flush or close sees it).
  * `unfinished` counts those sends so that closing waits for them.
  */
+import type { DirectTags } from "../engine/direct-tags.ts";
+import { UcxError } from "../errors.ts";
+import { describeStatus } from "../library.ts";
 import { draftSubmission, type Submission } from "../engine/engine.ts";
 import { BOUNCE_POOL_MEMORY, INLINE_CAPACITY, Op, SEND_FLAG_INLINE, SEND_FLAG_MEMH } from "../engine/records.ts";
 import type { BouncePool } from "./bounce-pool.ts";
@@ -22,6 +25,9 @@ import type { Operation, SendProtocol } from "./protocols.ts";
 import type { ProtocolSelector } from "./selector.ts";
 
 const UCS_OK = 0;
+
+/** A tag send's failure, as a request of the ring's path rejects with it. */
+const sendError = (status: number): UcxError => UcxError.fromStatus(status, "ucp_tag_send_nbx", describeStatus);
 
 /** What the send path needs of the worker (its request table). */
 export interface SendHost {
@@ -40,6 +46,8 @@ export interface SendHost {
   requestDone(s: Omit<Submission, "request">, onArrive: (id: number, status: number) => void): number;
   /** A Promise already resolved, which the worker's settled() hands back as it is. */
   resolved(): Promise<void>;
+  /** Await `p`, progressing the worker meanwhile in polling and blocking modes (Worker.settled). */
+  settled<T>(p: Promise<T>): Promise<T>;
   /** Count `promise` against the user's own registration of `bytes`, if it has one (memMap). */
   holdMemory(bytes: Uint8Array, promise: Promise<void>): Promise<void>;
 }
@@ -94,6 +102,42 @@ export class SendPath {
    */
   sendsEarly(length: number): boolean {
     return length <= this.selector.limits.inlineCapacity && this.selector.configuration.force["tag-send"] === undefined;
+  }
+
+  /**
+   * Polling and blocking modes: a small tag send (up to the inline capacity) goes to UCX from
+   * this call (engine/direct-tags.ts) instead of through a submission record: no record written
+   * and read back, no request entry, no completion record (issue 21). Its protocol is still the
+   * selector's:
+   * - inline: its bytes staged as the record's would be (`sendCopy`); resolves now. One UCX could
+   *   not finish in place reports its end as an early send's completion does (a failure to
+   *   `sink`; closing waits for it: `unfinished`), one that failed at once fails `sink` now.
+   * - zcopy: the caller's buffer by address; resolves now if UCX finished it in place (an eager
+   *   send copies its bytes), else when UCX is done with the buffer (awaited through the
+   *   worker's settled(), which drives it), and rejects if it fails.
+   * Undefined where it does not apply (larger, another protocol, another mode, records still in
+   * the ring, UCX_TS_DIRECT_TAGS=0): the caller takes `send`. `direct` is asked only then.
+   */
+  sendDirect(direct: () => DirectTags | undefined, endpoint: number, bytes: Uint8Array, tagLo: number, tagHi: number, sink: SendFailureSink): Promise<void> | undefined {
+    const length = bytes.length;
+    if (length > this.selector.limits.inlineCapacity) return undefined;
+    const protocol = this.selector.select("tag-send", length);
+    if (protocol !== "inline" && protocol !== "zcopy") return undefined;
+    const d = direct();
+    if (d === undefined) return undefined;
+    this.counts[protocol]++;
+    if (protocol === "inline") {
+      const r = d.sendCopy(endpoint, bytes, tagLo, tagHi);
+      if (r > 0) {
+        this.unfinishedCount++;
+        d.settleWith(r, (status) => this.arrived(sink, status));
+      } else if (r < 0) sink.failAfterSend(r);
+      return this.host.resolved();
+    }
+    const r = d.send(endpoint, this.addressOf(bytes), length, tagLo, tagHi, bytes);
+    if (r === UCS_OK) return this.host.resolved();
+    if (r < 0) return Promise.reject(sendError(r));
+    return this.host.settled(new Promise<void>((resolve, reject) => d.settleWith(r, (status) => (status === UCS_OK ? resolve() : reject(sendError(status))))));
   }
 
   send(

@@ -47,6 +47,8 @@ const nothing = (): undefined => undefined;
 export interface SendPathWorker {
   /** A Promise already resolved that the worker's settled() knows as such (ProgressDriver.resolved). */
   resolved(): Promise<void>;
+  /** Await `p`, progressing the worker meanwhile in polling and blocking modes (Worker.settled). */
+  settled<T>(p: Promise<T>): Promise<T>;
   holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
   /** The registration id of a buffer the user registered with memMap, if it is one. */
   registrationOf(buffer: ArrayBufferLike): number | undefined;
@@ -58,6 +60,7 @@ export function makeSendPath(path: RequestPath, worker: SendPathWorker, selector
       request: (s: Omit<Submission, "request">, keep, what, onArrive, now) => path.request(s, keep, what, nothing, undefined, onArrive, now),
       requestDone: (s: Omit<Submission, "request">, onArrive) => path.requestDone(s, onArrive),
       resolved: () => worker.resolved(),
+      settled: (p) => worker.settled(p),
       holdMemory: (bytes, promise) => worker.holdMemory(bytes, promise),
     },
     selector,
