@@ -22,7 +22,7 @@
  */
 import { createConnection, createServer, type Socket } from "node:net";
 import process from "node:process";
-import { callbackTypes, ptrIsError, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
+import { callbackTypes, ptrIsError, runtime, UCX_CONSTANTS as C } from "../src/ffi/index.ts";
 import { Context } from "../src/core/context.ts";
 import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
@@ -215,9 +215,8 @@ const MAX = MAX_BYTES;
  * next message that is not a ping.
  */
 const rttPrefix = TURNAROUND ? process.env.UCX_TS_BENCH_RTT : undefined;
-const runtimeName = (globalThis as { Bun?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
 const writeTurnaround = (side: string) => {
-  if (rttPrefix) writeFileSync(`${rttPrefix}.floor-${runtimeName}-${side}.json`, JSON.stringify({ side, turnaround: turnaroundSnapshot() }));
+  if (rttPrefix) writeFileSync(`${rttPrefix}.floor-${runtime}-${side}.json`, JSON.stringify({ side, turnaround: turnaroundSnapshot() }));
 };
 const trace = windowTrace(`floor-${role}`);
 if (role === "server") {

@@ -18,7 +18,7 @@
  * UCX_TS_BENCH_RTT=<prefix>: both sides' counts over the latency rows (round trips, wall and CPU
  * time, event-loop turns (counted with the sources, not --dist), thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
  * <prefix>.<runtime>-<mode>-<role>.json (with UCX_TS_TURNAROUND=1 also where each side's share of a
- * round trip went: src/core/turnaround.ts; bench/turnaround.mjs runs the pairs); the client sends tag 10 before its timed rows to start the
+ * round trip went: src/core/turnaround.ts; `npm run bench -- --turnaround` runs the pairs); the client sends tag 10 before its timed rows to start the
  * server's count, which ends at the next message that is not a ping (after the latency rows, tag
  * 12, answered once the server's file is written).
  */

@@ -248,8 +248,6 @@ async function turnaround() {
           return undefined;
         }
       };
-      // The server writes its file when the client's end arrives: give it a moment.
-      await new Promise((r) => setTimeout(r, 200));
       runs.push({ system, mode, errorHandling: e, rttMedianUs: results.find((r) => r.kind === "rtt_us_median")?.value, client: side("client"), server: side("server") });
     } catch (err) {
       console.log(`${system} ${mode} ${e}: FAILED ${err.message.slice(0, 300)}`);
