@@ -19,6 +19,16 @@
  * the receive parameters (the rendezvous flag, the reply endpoint), one of the data into a fixed
  * buffer; a rendezvous message is fetched (ucp_am_recv_data_nbx) into that buffer.
  * Everything runs on the main thread and busy-polls ucp_worker_progress, as ucx_perftest does.
+ *
+ * UCX_TS_FLOOR_PROMISE=1 makes it the **Promise floor** instead: the least any API that hands out
+ * one Promise per receive pays on this runtime. Each ping-pong receive (both sides) is posted
+ * with a completion callback (UCX calling into JavaScript, as ucx-ts's receives do), and is a
+ * Promise that a progress loop, started as a microtask, resolves once the callback fired
+ * (ucp_tag_recv_request_test for the sender tag and length, ucp_request_free); the receiver
+ * awaits it. Sends stay synchronous (ucx-ts resolves an eager send's Promise on its post). What
+ * an ucx-ts round trip costs above this floor is its engine's; what this floor costs above the
+ * FFI floor is the Promise and the callback, which no Promise-per-message API escapes
+ * (issue 21's "polling at most 1.5x the floor" is measured against both).
  */
 import { createConnection, createServer, type Socket } from "node:net";
 import process from "node:process";
@@ -92,6 +102,35 @@ const scratch = (() => {
     recvInfoAddress: u.addressOf(recvInfo.bytes),
   };
 })();
+
+// --- the Promise floor (UCX_TS_FLOOR_PROMISE=1) ----------------------------------------------------
+const PROMISE = process.env.UCX_TS_FLOOR_PROMISE === "1";
+/** Set by the receive callback (inside ucp_worker_progress, or inside the post for a message already there). */
+let fired = false;
+const recvCallback = PROMISE ? u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, () => void (fired = true)) : undefined;
+if (recvCallback) {
+  scratch.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK);
+  scratch.recvParam.set("cb", recvCallback.address);
+}
+type Received = { tag: number; length: number };
+/** The receive the progress loop finishes, and its Promise's resolve. */
+let awaitedRequest = 0;
+let resolveAwaited: (r: Received) => void = () => undefined;
+const capture = (resolve: (r: Received) => void) => void (resolveAwaited = resolve);
+/** The progress loop: spin until the callback fired, then finish the receive and resolve its Promise. */
+const driveAwaited = () => {
+  while (!fired) u.ucp_worker_progress(worker);
+  resolveAwaited(finishRecv(awaitedRequest));
+};
+/** A receive as a Promise, resolved by a progress loop that runs as the next microtask. */
+function recvAwaited(buffer: Uint8Array, tag: number, mask: number): Promise<Received> {
+  fired = false;
+  awaitedRequest = postRecv(buffer, tag, mask);
+  if (ptrIsError(awaitedRequest)) throw new Error(`ucp_tag_recv_nbx failed: ${awaitedRequest}`);
+  const p = new Promise<Received>(capture);
+  queueMicrotask(driveAwaited);
+  return p;
+}
 
 // --- active messages: the least a receiver of them does ------------------------------------------
 const AM_ID = 7;
@@ -224,7 +263,7 @@ if (role === "server") {
   const ack = new Uint8Array(8);
   let counting = false;
   for (;;) {
-    const { tag, length } = finishRecv(postRecv(buf, 0, 0));
+    const { tag, length } = PROMISE ? await recvAwaited(buf, 0, 0) : finishRecv(postRecv(buf, 0, 0));
     if (tag === 10) {
       resetTurnaround();
       counting = true;
@@ -266,8 +305,13 @@ if (role === "server") {
     waitRequest(send(ep, data.subarray(0, size), 1), "send");
     finishRecv(r);
   };
+  const roundTripAwaited = async (size: number) => {
+    const r = recvAwaited(back, 2, -1);
+    waitRequest(send(ep, data.subarray(0, size), 1), "send");
+    await r;
+  };
   // Warm up as p2p-peer.ts does (wire-up, JIT), for a second.
-  for (const until = performance.now() + 1000; performance.now() < until; ) roundTrip(8);
+  for (const until = performance.now() + 1000; performance.now() < until; ) PROMISE ? await roundTripAwaited(8) : roundTrip(8);
   if (rttPrefix && plan.latency.length > 0) {
     waitRequest(send(ep, data.subarray(0, 0), 10), "count start");
     resetTurnaround();
@@ -276,7 +320,8 @@ if (role === "server") {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
       const t0 = performance.now();
-      roundTrip(size);
+      if (PROMISE) await roundTripAwaited(size);
+      else roundTrip(size);
       if (i >= 20) rtts.push((performance.now() - t0) * 1000);
     }
     // The tail too (issue 21: p99 at most 5x the median) and what kind of tail (rtt-tail.ts).
@@ -334,4 +379,5 @@ if (role === "server") {
 await trace.write();
 // Closed only now: the handler is named here, so it lives (not collected) while UCX may call it.
 amHandler.close();
+recvCallback?.close();
 process.exit(0);

@@ -1,6 +1,7 @@
 // Point-to-point benchmark: ucx-ts (per runtime, progress mode and error handling) against
 // ucx_perftest (tag_lat / tag_bw, with -e for peer error handling), node:net and each runtime's
-// FFI floor (bench/ffi-floor-peer.ts: the same UCX calls, no engine), all measured
+// FFI floor (bench/ffi-floor-peer.ts: the same UCX calls, no engine) and Promise floor (the same
+// peer with one awaited Promise per receive: latency rows only), all measured
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
 //   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
@@ -104,6 +105,16 @@ for (const runtime of runtimes)
     } catch (err) {
       console.log(`ffi-floor/${runtime} ${e}: FAILED ${err.message}`);
     }
+    // The Promise floor (the same peer with UCX_TS_FLOOR_PROMISE=1): the least a round trip costs
+    // through any API with one Promise per receive; latency rows only.
+    if (plan.latency.length === 0) continue;
+    const latencyOnly = JSON.stringify({ latency: plan.latency, bandwidth: [] });
+    try {
+      for (const r of await pair([...peer, "server", e], (port) => [...peer, "client", e, String(port), latencyOnly], { UCX_TS_FLOOR_PROMISE: "1" }))
+        record(`promise-floor/${runtime}`, "-", e, r);
+    } catch (err) {
+      console.log(`promise-floor/${runtime} ${e}: FAILED ${err.message}`);
+    }
   }
 
 for (const runtime of runtimes)
@@ -155,11 +166,11 @@ const base = (system, e, r) => {
 const metric = { rtt_us_median: "round trip us", rtt_us_p90: "rtt p90 us", rtt_us_p99: "rtt p99 us", rtt_us_p999: "rtt p99.9 us", tail_slow_pct: "% rtt > 5x median", tail_slow_run: "longest such run", bw_MBps: "bandwidth MB/s", bw_many_MBps: "sendMany MB/s", am_bw_MBps: "AM MB/s", am_many_MBps: "amSendMany MB/s" };
 const fmtSize = (s) => (s >= 1 << 20 ? `${s >> 20} MiB` : s >= 1024 ? `${s >> 10} KiB` : `${s} B`);
 console.log(`\nPoint to point, two processes on 127.0.0.1, ${cpus().length} cores, ${new Date().toISOString()}`);
-console.log("system            mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor");
+console.log("system               mode      errors  metric            size        value   vs perftest  vs node:net  vs FFI floor  vs Promise floor");
 for (const r of rows) {
   // The tail's shape (bench/rtt-tail.ts) is no speed: no ratios against the baselines.
   if (r.kind.startsWith("tail_")) {
-    console.log(`${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${metric[r.kind].padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}`);
+    console.log(`${r.system.padEnd(20)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${metric[r.kind].padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}`);
     continue;
   }
   const p = base("ucx_perftest", r.errorHandling, r);
@@ -169,8 +180,10 @@ for (const r of rows) {
   const vn = net && r.system !== "node:net" ? better(r.value, net.value).toFixed(1) + "x" : "";
   const floor = r.system.startsWith("ucx-ts/") ? base(r.system.replace("ucx-ts/", "ffi-floor/"), r.errorHandling, r) : undefined;
   const vf = floor ? better(r.value, floor.value).toFixed(2) + "x" : "";
+  const pfloor = r.system.startsWith("ucx-ts/") ? base(r.system.replace("ucx-ts/", "promise-floor/"), r.errorHandling, r) : undefined;
+  const vpf = pfloor ? better(r.value, pfloor.value).toFixed(2) + "x" : "";
   console.log(
-    `${r.system.padEnd(17)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${metric[r.kind].padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}  ${vf.padStart(11)}`,
+    `${r.system.padEnd(20)} ${r.mode.padEnd(9)} ${r.errorHandling.padEnd(7)} ${metric[r.kind].padEnd(17)} ${fmtSize(r.size).padStart(7)} ${r.value.toFixed(2).padStart(10)}   ${vp.padStart(9)}  ${vn.padStart(9)}  ${vf.padStart(11)}  ${vpf.padStart(14)}`,
   );
 }
 console.log(`\nidle CPU of a connected worker pair (% of one core over 2 s): ${JSON.stringify(idle)}`);
