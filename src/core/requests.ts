@@ -34,6 +34,12 @@ export abstract class RequestEntry {
   exposed: Promise<unknown> | undefined = undefined;
   /** Set when an AbortSignal asked for the cancel: a UCS_ERR_CANCELED completion rejects with it (abort.ts). */
   abortReason: unknown = undefined;
+  /**
+   * The id of the direct tag request that carries this one (engine/direct-tags.ts: a receive
+   * handed to UCX straight from its call, in polling and blocking modes), or 0 for the ring's.
+   * A cancel goes there.
+   */
+  direct = 0;
 
   constructor(
     /** Buffers (and anything else) that must stay alive until UCX is done. */
@@ -230,6 +236,11 @@ export class Requests {
 
   has(id: number): boolean {
     return this.entry(id) !== undefined;
+  }
+
+  /** The direct tag request carrying request `id` (RequestEntry.direct), or 0. */
+  directOf(id: number): number {
+    return this.entry(id)?.direct ?? 0;
   }
 
   /** Settle every entry with `status` and forget them all (the engine is gone). */

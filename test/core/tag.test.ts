@@ -140,6 +140,62 @@ for (const mode of MODES) {
     if (direct) assert.is(direct.posted.sends - before, small, "every small send went straight to UCX");
   });
 
+  test("receives go straight to UCX in polling and blocking modes: masks, the sender's tag, truncation, an abort, order with the ring's receives", async () => {
+    // RequestPath.directReceive: a tag receive skips the submission and completion rings where
+    // the executor runs on this thread; its entry in the request table is the ring's kind.
+    type Direct = { posted: { receives: number } };
+    const direct = (p.b as unknown as { directTags(): Direct | undefined }).directTags();
+    assert.is(direct !== undefined, mode === "polling" || mode === "blocking", "direct tag calls where the executor runs on this thread");
+    const before = direct?.posted.receives ?? 0;
+    let posted = 0;
+    // A mask over the high 32 bits: the sender's full tag comes back.
+    const into = new Uint8Array(8);
+    const masked = p.b.recv(into, 0xfeed_face_0000_0000n, 0xffff_ffff_0000_0000n);
+    posted++;
+    const [r1] = await p.run(Promise.all([masked, p.ab.send(pattern(8, 3), 0xfeed_face_0000_abcdn)]));
+    assert.equal(r1, { tag: 0xfeed_face_0000_abcdn, length: 8 });
+    assert.ok(samePattern(into, 3));
+    // Too small: UCS_ERR_MESSAGE_TRUNCATED with the message's size.
+    const small = p.b.recv(new Uint8Array(4), 901);
+    posted++;
+    const [truncated] = await p.run(Promise.all([small.then(() => null, (e: unknown) => e), p.ab.send(pattern(8, 4), 901)]));
+    assert.instance(truncated, UcxError);
+    assert.is((truncated as UcxError).code, "UCS_ERR_MESSAGE_TRUNCATED");
+    assert.is((truncated as UcxError).incomingLength, 8);
+    // Aborted before its message: rejects as an abort, and the message goes to the next receive.
+    const controller = new AbortController();
+    const aborted = p.b.recv(new Uint8Array(8), 902, undefined, { signal: controller.signal });
+    posted++;
+    controller.abort();
+    const e = await p.run(aborted.then(() => null, (x: unknown) => x));
+    assert.is((e as UcxError).name, "AbortError", String(e));
+    const next = new Uint8Array(8);
+    posted++;
+    await p.run(Promise.all([p.b.recv(next, 902), p.ab.send(pattern(8, 5), 902)]));
+    assert.ok(samePattern(next, 5), "the message after an abort goes to the next receive");
+    // Posting order with the ring's receives (recvMany takes the ring): UCX matches in posting
+    // order, so a direct receive that overtook a queued record would take the wrong message.
+    const x = [new Uint8Array(8), new Uint8Array(8)];
+    const y = new Uint8Array(8);
+    const z = [new Uint8Array(8)];
+    const first = p.b.recvMany(x, 903);
+    const middle = p.b.recv(y, 903);
+    posted++;
+    const last = p.b.recvMany(z, 903);
+    const sends = [1, 2, 3, 4].map((k) => p.ab.send(pattern(8, 20 + k), 903));
+    await p.run(Promise.all([first, middle, last, ...sends]));
+    assert.ok(samePattern(x[0]!, 21) && samePattern(x[1]!, 22) && samePattern(y, 23) && samePattern(z[0]!, 24), "matched in posting order");
+    if (direct) assert.is(direct.posted.receives - before, posted, "every single receive went straight to UCX");
+  });
+
+  test("a receive posted straight to UCX that the worker's close ends rejects, and no other", async () => {
+    const q = await pair(mode);
+    const waiting = q.b.recv(new Uint8Array(8), 904);
+    const e = await q.run(Promise.all([waiting.then(() => null, (x: unknown) => x), q.a.close(), q.b.close()]).then(([x]) => x));
+    assert.instance(e, UcxError);
+    assert.is((e as UcxError).code, "UCS_ERR_CANCELED", String(e));
+  });
+
   test("2,000 parked receives: traffic on other tags flows, each parked one gets its own message, cancelled ones reject", async () => {
     // Tag receives report their completion themselves (a callback): none is found by polling
     // every receive on every round. Messages come in reverse posting order, some short, so

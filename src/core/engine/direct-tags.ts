@@ -1,7 +1,9 @@
 /**
  * Polling and blocking modes: tag sends and receives handed to UCX straight from the caller's
  * call, for a caller that drives progress itself and counts completions with callbacks (the
- * collectives' steps, src/ucg/). The executor runs on the application thread in these modes, so
+ * collectives' steps, src/ucg/), for small `ep.send`s (SendPath.sendDirect), and for the
+ * application's tag receives (`recvRequest`: their entry and Promise stay in the request table,
+ * RequestPath.directReceive). The executor runs on the application thread in these modes, so
  * the posting call may call UCX itself: no submission record is written and read back, no
  * request entry, no operation table, no completion record (issue 23: that JavaScript around each
  * C call was ~1 us of a 2-rank 8 B allreduce's ~5 us).
@@ -32,6 +34,11 @@ const UCS_ERR_CANCELED = -16;
 
 /** A direct request's end: its status and, for a receive, the received length (UCX's, also when truncated). */
 export type DirectSettle = (status: number, length: number) => void;
+/**
+ * Where a receive of the request table ends (`recvRequest`): request `id`'s completion, with the
+ * received length and the sender's tag, as the ring's completion records carry them.
+ */
+export type RequestSink = (id: number, status: number, length: number, tagLo: number, tagHi: number) => void;
 
 /**
  * A request's id: DIRECT_BASE (above every id of the request table, requests.ts) + a count of
@@ -62,6 +69,10 @@ export class DirectTags {
   private readonly kinds: number[] = [];
   private readonly ids: number[] = [];
   private readonly settles: (DirectSettle | undefined)[] = [];
+  /** The request table's id of a `recvRequest` receive (0: none; it then reports to `requestSink`). */
+  private readonly tableIds: number[] = [];
+  /** Where `recvRequest` receives report (set by the request path that posts them). */
+  requestSink: RequestSink = () => {};
   private readonly keeps: unknown[] = [];
   /** The memory handle mapped for the slot's request (0: none). */
   private readonly memhs: Pointer[] = [];
@@ -89,7 +100,10 @@ export class DirectTags {
   ) {
     // Both fire inside ucp_worker_progress or ucp_request_cancel (a receive's also inside its
     // posting call, a message already there): they only queue; `finish` does the rest.
-    this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, slot: number) => this.queue(slot, status));
+    this.recvCallback = u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, (_request: number, status: number, _info: number, slot: number) => {
+      if (TURNAROUND) mark(Mark.Arrived);
+      this.queue(slot, status);
+    });
     this.sendCallback = u.callback(callbackTypes.ucp_send_nbx_callback_t, (_request: number, status: number, slot: number) => this.queue(slot, status));
     this.recvParam = u.struct("ucp_request_param_t");
     this.recvParam.set("op_attr_mask", RECV_MASK);
@@ -156,19 +170,33 @@ export class DirectTags {
    * refused it; `settle(status, length)` runs from inside the progress round that finishes it.
    */
   recv(address: number, length: number, tagLo: number, tagHi: number, keep: unknown, settle: DirectSettle): number {
+    return this.post(address, length, tagLo, tagHi, 0xffffffff, 0xffffffff, keep, settle, 0);
+  }
+
+  /**
+   * A worker-wide ucp_tag_recv_nbx of (tagLo, tagHi) under (maskLo, maskHi) for request `tableId`
+   * of the request table (requests.ts: its Promise, owner and buffers live there, as for a
+   * receive the ring carries), reported to `requestSink` from inside the progress round that
+   * finishes it, with the received length and the sender's tag. Returns as `recv` does.
+   */
+  recvRequest(tableId: number, address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number, keep: unknown): number {
+    return this.post(address, length, tagLo, tagHi, maskLo, maskHi, keep, undefined, tableId);
+  }
+
+  private post(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number, keep: unknown, settle: DirectSettle | undefined, tableId: number): number {
     const slot = this.nextSlot();
     setUserData(this.recvParam, slot);
     this.posted.receives++;
     // A receive's rendezvous may hand its buffer's rkey to the sender (request-handles.ts).
     const memh = this.handles.map(address, length);
     if (memh) setParamsMemh(this.recvParam, RECV_MASK, memh);
-    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), -1, this.recvParamAddress);
+    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), this.recvParamAddress);
     if (memh) setParamsMemh(this.recvParam, RECV_MASK, 0);
     if (ptrIsError(r)) {
       this.handles.release(memh);
       return r;
     }
-    return this.hold(slot, r, RECV, keep, settle, memh);
+    return this.hold(slot, r, RECV, keep, settle, memh, -1, tableId);
   }
 
   /** Is `id` one of ours (a request id `send` or `recv` returned)? */
@@ -188,13 +216,14 @@ export class DirectTags {
     return free.length > 0 ? free[free.length - 1]! : this.requests.length;
   }
 
-  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer, chunk = -1): number {
+  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer, chunk = -1, tableId = 0): number {
     if (slot === this.requests.length) {
       if (slot >= SLOTS) throw new RangeError("too many direct tag requests in flight");
       this.requests.push(0);
       this.kinds.push(0);
       this.ids.push(0);
       this.settles.push(undefined);
+      this.tableIds.push(0);
       this.keeps.push(undefined);
       this.memhs.push(0);
       this.chunks.push(-1);
@@ -206,6 +235,7 @@ export class DirectTags {
     this.kinds[slot] = kind;
     this.ids[slot] = id;
     this.settles[slot] = settle;
+    this.tableIds[slot] = tableId;
     this.keeps[slot] = keep;
     this.memhs[slot] = memh;
     this.chunks[slot] = chunk;
@@ -239,9 +269,12 @@ export class DirectTags {
         }
         this.u.ucp_request_free(request);
         this.handles.release(this.memhs[slot]);
+        const tableId = this.tableIds[slot]!;
         const settle = this.release(slot);
         n++;
-        settle?.(q[i + 1]!, length);
+        // The sender's tag: the info's first u64 (as two u32 words).
+        if (tableId !== 0) this.requestSink(tableId, q[i + 1]!, length, this.info[0]!, this.info[1]!);
+        else settle?.(q[i + 1]!, length);
       }
     } finally {
       this.completedWords = 0;
@@ -254,6 +287,7 @@ export class DirectTags {
     const settle = this.settles[slot];
     this.requests[slot] = 0;
     this.settles[slot] = undefined;
+    this.tableIds[slot] = 0;
     this.keeps[slot] = undefined;
     this.memhs[slot] = 0;
     const chunk = this.chunks[slot]!;
@@ -283,9 +317,12 @@ export class DirectTags {
       this.u.ucp_request_free(request);
       this.handles.abandon(this.memhs[slot]); // unmapped once the worker is gone
       const keep = this.keeps[slot];
+      const tableId = this.tableIds[slot]!;
+      const sink = this.requestSink;
       const settle = this.release(slot);
       abandoned.push(() => {
-        settle?.(UCS_ERR_CANCELED, 0);
+        if (tableId !== 0) sink(tableId, UCS_ERR_CANCELED, 0, 0, 0);
+        else settle?.(UCS_ERR_CANCELED, 0);
         // Held until now by returning it: a closure that only names it (`void keep`) may not
         // keep it (under Bun such a header was collected while UCX still read it: am-atomics.ts).
         return keep;

@@ -260,6 +260,47 @@ export class RequestPath {
     return inPlace;
   }
 
+  /**
+   * Polling and blocking modes: tag receive `s` (Op.TagRecv's fields) handed to UCX straight from
+   * this call (DirectTags.recvRequest), or undefined when no direct call may go to UCX now (then
+   * take `request`). No submission record is written and executed, no completion record written
+   * and delivered (~0.3-0.5 us of a receive's JavaScript, docs/benchmarks.md): its entry in the
+   * table is made as for any request, so what the table does for a receive (its endpoint's
+   * failure and drain, an abort, the worker's close, buffers held until UCX reports it) holds
+   * unchanged; its cancel goes to the direct request (`cancel`). The completion settles it from
+   * inside the progress round that finishes it.
+   */
+  directReceive<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number, keep: unknown) => T,
+    onError: (status: number, value: number, keep: unknown) => UcxError | undefined,
+  ): Submitted<T> | undefined {
+    const direct = this.directTags();
+    if (direct === undefined) return undefined;
+    if (PROFILING) enter(Phase.Api);
+    try {
+      const entry = new PromiseEntry<T>(this, keep, undefined, operation, onOk, onError);
+      const id = this.requests.add(entry);
+      direct.requestSink = this.completeDirect;
+      const r = direct.recvRequest(id, s.address, s.length, s.tagLo, s.tagHi, s.maskLo, s.maskHi, keep);
+      // Refused by UCX now: it rejects with UCX's status, as the ring's completion would say.
+      if (r < 0) this.requests.complete(id, r, 0, 0, 0);
+      else {
+        entry.direct = r;
+        this.updateActive();
+      }
+      return entry;
+    } finally {
+      if (PROFILING) leave();
+    }
+  }
+
+  /** DirectTags' report of a `directReceive` (made once: no closure per receive). */
+  private readonly completeDirect = (id: number, status: number, value: number, tagLo: number, tagHi: number): void =>
+    this.complete(id, status, value, tagLo, tagHi);
+
   /** Submit without a request (cancel, reject, unmap). */
   post(s: Submission): void {
     this.engine.submit(s);
@@ -297,6 +338,8 @@ export class RequestPath {
     if (this.#stopped) return;
     if (DirectTags.owns(id)) return this.engine.direct?.cancel(id);
     if (!this.requests.has(id)) return;
+    const direct = this.requests.directOf(id);
+    if (direct !== 0) return this.engine.direct?.cancel(direct);
     this.engine.submit(submission({ op: Op.Cancel, target: id }));
   }
 

@@ -73,6 +73,17 @@ export class TagReceives {
     }
     s.address = addressOf(bytes);
     s.length = bytes.length;
+    // Polling and blocking modes: straight to UCX, no submission or completion record
+    // (RequestPath.directReceive). Not for a receive on a failed endpoint past its drain (the
+    // executor probes and posts in one step) nor one whose caller waits for UCX to let go of
+    // the memory (`released`: a staged device receive).
+    if (!ifQueued && released === undefined) {
+      const direct = this.path.directReceive(s, bytes, "ucp_tag_recv_nbx", scope === undefined ? receiveResult : scopedReceiveResult, tagReceiveError);
+      if (direct !== undefined) {
+        this.path.cancelOnAbort(direct, options.signal, false, "recv");
+        return direct;
+      }
+    }
     const r = this.path.request(
       s,
       bytes,
