@@ -166,11 +166,14 @@ if (!backend().callbacksFromOtherThreads) {
     const run = <T>(p: Promise<T>) => drive([w], p, 60_000);
     try {
       const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
-      // Warm up: the token goes to this thread.
-      for (let i = 0; i < 20; i++) {
+      // Warm up: the token goes to this thread, and stays for 200 ms of round trips, so that
+      // the progress thread's looks at its rounds have backed off to their longest interval
+      // (EngineOptions.takeBackMaxMs): the take-back must come all the same.
+      for (let i = 0, until = performance.now() + 200; i < 20 || performance.now() < until; i++) {
         const b = new Uint8Array(8);
-        await run(Promise.all([ep.recv(b, 2), ep.send(pattern(8, i), 1)]));
+        await run(Promise.all([ep.recv(b, 2), ep.send(pattern(8, i & 255), 1)]));
       }
+      const takenBack = w.takeoverStats!.takenBack;
       const size = 8 << 20;
       const back = new Uint8Array(size);
       const echoed = ep.recv(back, 4);
@@ -186,6 +189,7 @@ if (!backend().callbacksFromOtherThreads) {
       // token was lent to this thread when the loop began, as the warm-up left it: without
       // the take-back nothing moved, checked by disabling it.)
       assert.ok(w.progress() >= 1, "the echo completed while this thread was busy");
+      assert.ok(w.takeoverStats!.takenBack > takenBack, "the progress thread took the token back");
       assert.equal(await run(echoed), { tag: 4, length: size });
       await run(sent);
       assert.ok(samePattern(back, 7), "echo content");

@@ -184,6 +184,18 @@ export interface EngineOptions {
   readonly bouncePool?: ArrayBufferLike;
   /** Thread mode: let the application thread drive UCX itself while it waits (takeover-state.ts). */
   readonly takeover?: boolean;
+  /**
+   * Takeover: the longest the progress thread sleeps between looks at whether the application
+   * thread still takes its rounds while the token is lent (progress-thread.ts; from 2 ms after
+   * the lend, doubled at each look that finds them coming). A look is a wake-up of the progress
+   * thread, and with no idle core it preempts a thread that spins for a reply: at one every 2 ms,
+   * 1.1-1.2 % of Node's 8 B round trips between two processes on 2 cores took over 5x the median
+   * (p99 9.5-10x), 0.6-0.75 % (p99 3.6-4x) with one every 20 ms (2026-12-07). The price is
+   * how late UCX moves again once the application thread stops taking rounds without handing
+   * the token back (its own code runs): up to this long. Default 16 ms under 4 cores, 2 from 4
+   * (a spare core makes a look cheap).
+   */
+  readonly takeBackMaxMs?: number;
   /** Polling and blocking modes: offer the direct tag path (direct-tags.ts); default true. */
   readonly directTags?: boolean;
   /**

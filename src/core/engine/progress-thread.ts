@@ -53,9 +53,10 @@ export interface ThreadData {
 
 const UCS_OK = 0;
 /**
- * Takeover: while the token is lent, the thread looks every this many ms whether the
+ * Takeover: while the token is lent, the thread looks this many ms after the lend whether the
  * application thread still takes rounds (HEARTBEAT); if not (it runs other code), it takes the
- * token back so that UCX keeps moving.
+ * token back so that UCX keeps moving. While the rounds keep coming it looks less and less
+ * often, up to EngineOptions.takeBackMaxMs apart (see there: each look is a wake-up).
  */
 const TAKE_BACK_MS = 2;
 
@@ -116,11 +117,13 @@ export async function runProgressThread(data: ThreadData): Promise<void> {
       clearInterval(keepAlive);
     }
   };
+  const takeBackMaxMs = Math.max(TAKE_BACK_MS, o.takeBackMaxMs ?? TAKE_BACK_MS);
   const waitForToken = async (t: TakeoverState, h: Int32Array, beat: number): Promise<void> => {
+    let look = TAKE_BACK_MS;
     for (;;) {
       const token = Atomics.load(h, TOKEN);
       if (token === Token.THREAD || Atomics.load(sub, PROCESS_EXITING) !== 0) return;
-      const r = Atomics.waitAsync(h, TOKEN, token, TAKE_BACK_MS);
+      const r = Atomics.waitAsync(h, TOKEN, token, look);
       const result = r.async ? await r.value : r.value;
       if (Atomics.load(h, TOKEN) === Token.THREAD) return;
       if (result !== "timed-out") continue;
@@ -130,6 +133,8 @@ export async function runProgressThread(data: ThreadData): Promise<void> {
         return;
       }
       beat = b;
+      // The rounds keep coming: look half as often next time.
+      look = Math.min(2 * look, takeBackMaxMs);
     }
   };
   /** Takeover: the application thread asked for the token and nothing here needs this thread. */

@@ -90,7 +90,7 @@ function checkBoolean(name: string, value: unknown): void {
 const THREAD_SPIN_MAX_US = 10_000;
 
 /** Spin budgets from the core count: on 2 cores a spinning thread can starve the other one. */
-function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive: boolean; learnThread: boolean } {
+function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive: boolean; learnThread: boolean; takeBackMaxMs: number } {
   const cores = cpus().length;
   // Hybrid mode has no progress thread of its own to starve: its application thread may spin
   // long enough for a round trip's reply to come back (10-30 us in polling mode here).
@@ -98,9 +98,11 @@ function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive
   // fastest round trips need it); under 4 adaptive (spin-policy.ts), as it stops by itself where
   // it costs (between two processes on 2 cores).
   // The progress thread's learnt spin: from 4 cores (see WorkerOptions.adaptiveThreadSpin).
+  // Takeover's looks at the application thread's rounds (EngineOptions.takeBackMaxMs): each
+  // wakes the progress thread, which on 2 cores preempts a thread spinning for a reply.
   return cores >= 4
-    ? { app: 20, thread: 50, hybrid: 200, adaptive: false, learnThread: true }
-    : { app: 20, thread: 5, hybrid: 100, adaptive: true, learnThread: false };
+    ? { app: 20, thread: 50, hybrid: 200, adaptive: false, learnThread: true, takeBackMaxMs: 2 }
+    : { app: 20, thread: 5, hybrid: 100, adaptive: true, learnThread: false, takeBackMaxMs: 16 };
 }
 
 /**
@@ -131,6 +133,8 @@ export function engineOptionsFrom(options: WorkerOptions, mode: ProgressMode): E
     threadSpinMaxMicroseconds: THREAD_SPIN_MAX_US,
     delayedSubmission: options.delayedSubmission ?? true,
     takeover: options.takeover ?? getEnv("UCX_TS_TAKEOVER") !== "0",
+    // UCX_TS_TAKE_BACK_MAX_MS: the default's A/B (bench), not a user setting.
+    takeBackMaxMs: Number(getEnv("UCX_TS_TAKE_BACK_MAX_MS") ?? "") || spins.takeBackMaxMs,
     // UCX_TS_DIRECT_TAGS=0 sends every tag operation through the ring (A/B against the direct path).
     directTags: getEnv("UCX_TS_DIRECT_TAGS") !== "0",
     // UCX_TS_REQUEST_HANDLES=1 gives them on any UCX (tests), 0 on none.
