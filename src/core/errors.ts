@@ -145,14 +145,46 @@ export function connectionError(
 /**
  * `promise`, with a rejection's stack retaken where the caller awaits it. A receive's error is
  * made when its completion arrives, in the engine's callback: its stack shows only the engine.
- * Retaken here, after the `await`, the stack holds the caller's async frames (V8 and JSC both
- * keep them) at ~0.05 us per receive, where capturing a stack at each call cost 2-3 us (Node 20).
+ * Retaken in a reaction to the rejection, the stack holds the caller's async frames, at
+ * ~0.05 us per receive, where capturing a stack at each call cost 2-3 us (Node 20). V8 (Node,
+ * Deno) keeps those frames in a `.then` handler; JavaScriptCore (Bun) only after an `await`,
+ * which costs an async function's frame and Promise more (0.16 against 0.10 us a Promise on
+ * Node; between two processes in polling mode an 8 B round trip 0.1-0.15 us, 2026-12-07).
+ * Which one this runtime has is probed once, at load (`thenKeepsFrames`).
  */
-export async function withCallerStack<T>(promise: Promise<T>): Promise<T> {
+export function withCallerStack<T>(promise: Promise<T>): Promise<T> {
+  return thenKeepsFrames ? promise.then(undefined, retakeStack) : retakeAfterAwait(promise);
+}
+
+function retakeStack(e: unknown): never {
+  if (e instanceof Error && typeof Error.captureStackTrace === "function") Error.captureStackTrace(e, retakeStack);
+  throw e;
+}
+
+async function retakeAfterAwait<T>(promise: Promise<T>): Promise<T> {
   try {
     return await promise;
   } catch (e) {
-    if (e instanceof Error && typeof Error.captureStackTrace === "function") Error.captureStackTrace(e, withCallerStack);
+    if (e instanceof Error && typeof Error.captureStackTrace === "function") Error.captureStackTrace(e, retakeAfterAwait);
     throw e;
   }
 }
+
+/**
+ * Does a `.then` rejection handler see the awaiting function's frames here? Settled a few
+ * microtasks after this module loads (before any worker can exist: Worker.create awaits);
+ * until then, and where it does not, the `await` form is used.
+ */
+let thenKeepsFrames = false;
+void (async () => {
+  let fail: (e: Error) => void = () => {};
+  const rejected = new Promise<never>((_, reject) => (fail = reject)).then(undefined, retakeStack);
+  async function ucxTsStackProbe(): Promise<void> {
+    await rejected;
+  }
+  const probed = ucxTsStackProbe().catch((e: unknown) => {
+    thenKeepsFrames = new RegExp(`\\basync ${ucxTsStackProbe.name}\\b`).test(String((e as Error).stack));
+  });
+  fail(new Error("stack probe"));
+  await probed;
+})();
