@@ -35,6 +35,7 @@ export {
   type FrameDescription,
   type DecodedHeader,
 } from "./core/multi/header.ts";
+export { UcxRequest } from "./core/ucx-request.ts";
 export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions, type AmSendOptions } from "./core/endpoint.ts";
 export { MemoryHandle, RemoteKey } from "./core/memory.ts";
 export { encodeAmHeader, decodeAmHeader, AmHeaderError, RESERVED_OWNER, type AmHeader, type AmCallbackAddress } from "./core/am/header.ts";

@@ -3,6 +3,7 @@
  * below both, so that endpoint.ts never imports worker.ts: the worker sits above its endpoints
  * and listeners, and they reach it only through this.
  */
+import type { UcxRequest } from "./ucx-request.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
 import type { AmInbox, AmMessage } from "./am/inbox.ts";
 import type { Feature } from "./context.ts";
@@ -50,6 +51,7 @@ export interface EndpointHost extends DrainHost {
   cancelOnAbort(r: Submitted<unknown>, signal: AbortSignal | undefined, rejectAtOnce?: boolean, operation?: string): void;
   holdMemory<T>(bytes: Uint8Array, promise: Promise<T>): Promise<T>;
   tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued?: boolean, released?: () => void): Submitted<RecvResult>;
+  tagRecvRequest(buffer: BufferLike, tag: Tag, mask: Tag, scope?: number, ifQueued?: boolean): { id: number; request: UcxRequest<RecvResult> };
   /** A multi-receive with device frames through the receiving pipeline, its receives posted on `port`. */
   recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]>;
   /** How many of endpoint `owner`'s requests other than receives UCX still holds (settled early or not). */

@@ -10,7 +10,8 @@ import { asBytes, type BufferLike } from "./buffers.ts";
 import { submission } from "./engine/engine.ts";
 import type { DirectTags } from "./engine/direct-tags.ts";
 import { CLOSE_FLAG_FORCE, Op } from "./engine/records.ts";
-import { closedError, invalidArgument, statusName, UcxError, withCallerStack } from "./errors.ts";
+import { closedError, invalidArgument, statusName, UcxError, unsupportedDevice, withCallerStack } from "./errors.ts";
+import { UcxRequest } from "./ucx-request.ts";
 import { ReceiveDrain } from "./endpoint-drain.ts";
 import { quiesceBeforeForce } from "./endpoint-quiesce.ts";
 import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
@@ -115,8 +116,13 @@ export class Endpoint {
 
   /** Receives still work on a failed endpoint (what arrived can be read); not on a closed one. */
   private receiveRefusal(): Promise<never> | undefined {
-    if (this.#closed || this.closing) return Promise.reject(closedError("endpoint"));
-    if (this.worker.closed) return Promise.reject(closedError("worker"));
+    const refused = this.receiveRefusalError();
+    return refused && Promise.reject(refused);
+  }
+
+  private receiveRefusalError(): UcxError | undefined {
+    if (this.#closed || this.closing) return closedError("endpoint");
+    if (this.worker.closed) return closedError("worker");
     return undefined;
   }
 
@@ -175,6 +181,48 @@ export class Endpoint {
     if (refused) return refused;
     if (isDeviceBuffer(buffer)) return recvIntoDevice(buffer, (bytes, released) => this.recvReleased(bytes, tag, mask, options, released), (r) => r.length);
     return this.trackReceive(this.worker.tagRecv(buffer, tag, mask, options, this.receiveScope("recv"), this.queuedOnly));
+  }
+
+  /**
+   * `recv` as a UcxRequest, without a Promise (`worker.recvRequest`; README, "Requests without
+   * Promises"), tied to this endpoint's life as `recv` is: if the endpoint fails, the request
+   * fails with its error (after the drain of what the peer sent first). Host memory only.
+   */
+  recvRequest(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK): UcxRequest<RecvResult> {
+    const refused = this.receiveRefusalError();
+    if (refused) return UcxRequest.failed(refused);
+    if (isDeviceBuffer(buffer)) return UcxRequest.failed(unsupportedDevice("recvRequest"));
+    const { id, request } = this.worker.tagRecvRequest(buffer, tag, mask, this.receiveScope("recvRequest"), this.queuedOnly);
+    if (id !== 0) {
+      this.worker.ownRequest(id, this, true);
+      this.#drain?.adopt(id);
+    }
+    return request;
+  }
+
+  /**
+   * `send` as a UcxRequest, without a Promise: done once the buffer may be reused (for small
+   * sizes inside this call: their bytes are copied), failed with the endpoint's error if it
+   * fails. Host memory only.
+   */
+  sendRequest(buffer: BufferLike, tag: Tag): UcxRequest<void> {
+    if (this.#error) return UcxRequest.failed(this.#error);
+    const refused = this.receiveRefusalError();
+    if (refused) return UcxRequest.failed(refused);
+    if (isDeviceBuffer(buffer)) return UcxRequest.failed(unsupportedDevice("sendRequest"));
+    const bytes = asBytes(buffer);
+    const { tagLo, tagHi } = this.sendTag(tag);
+    const request = new UcxRequest<void>();
+    // Polling and blocking modes: a small send straight to UCX, its bytes staged (no address of
+    // the caller's view is taken: a new subarray per send made each a WeakMap entry).
+    if (this.worker.sendPath.sendDirectInto(this.directTags, this.id, bytes, tagLo, tagHi, this, request)) return request;
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, false, () => request.succeed(undefined));
+    this.worker.ownRequest(r.id, this);
+    // Resolved early (its bytes copied): done now. Else `onDone` above says so from inside the
+    // progress call that delivers its completion; a failure comes through the Promise.
+    if (r.early) request.succeed(undefined);
+    else r.promise.catch((e: unknown) => request.fail(e));
+    return request;
   }
 
   /** `recv` into staging memory: `released` runs once UCX no longer holds `bytes` (at once if it never did). */

@@ -142,6 +142,11 @@ export function connectionError(
   return new UcxError(name, `${words}: ${name}${text ? ` (${text})` : ""}`, { status, statusText: text, cause });
 }
 
+/** The request methods without a Promise (recvRequest, sendRequest) take host memory only. */
+export function unsupportedDevice(operation: string): UcxError {
+  return new UcxError("UCX_TS_UNSUPPORTED", `${operation} takes host memory: use the Promise method (recv, send) for a DeviceBuffer`);
+}
+
 /**
  * `promise`, with a rejection's stack retaken where the caller awaits it. A receive's error is
  * made when its completion arrives, in the engine's callback: its stack shows only the engine.

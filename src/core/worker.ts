@@ -27,7 +27,8 @@ import { isProgressMode, PROGRESS_MODES, type ProgressMode, type Submission } fr
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
 import { ThreadedEngine, type TakeoverStats } from "./engine/threaded-engine.ts";
-import { invalidArgument, UcxError } from "./errors.ts";
+import { closedError, invalidArgument, UcxError, unsupportedDevice } from "./errors.ts";
+import { UcxRequest } from "./ucx-request.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
 import { drainScopeTwice } from "./hello/scope-drain.ts";
 import type { ConnectProtocol, Listener, ListenOptions } from "./listener.ts";
@@ -291,6 +292,18 @@ export class Worker {
   }
 
 /**
+   * `recv` as a UcxRequest, without a Promise: for a loop that drives progress itself (polling
+   * mode's `progress()`, blocking mode's `wait()`) and reads the completion the moment that call
+   * delivers it (`request.done`, `request.result()`); a Promise costs more than the UCX calls
+   * of a small message (README, "Requests without Promises"). Host memory only.
+   */
+  recvRequest(buffer: BufferLike, tag: Tag, mask: Tag = FULL_MASK): UcxRequest<RecvResult> {
+    if (this.#path.closed) return UcxRequest.failed(closedError("worker"));
+    if (isDeviceBuffer(buffer)) return UcxRequest.failed(unsupportedDevice("recvRequest"));
+    return this.#receives.tagRecvRequest(buffer, tag, mask).request;
+  }
+
+  /**
    * Receive a multi-buffer batch (UCXX's `tagMultiRecv`, Python `recv_multi`): the frames a
    * peer sent with `sendMulti` (or UCXX's `send_multi`) under `tag`, however many and however
    * large, allocated here as the headers announce them. Resolves with the frames in order.
@@ -484,6 +497,11 @@ export class Worker {
   /** @internal An endpoint's tag receive (worker/tag-receives.ts). */
   tagRecv(buffer: BufferLike, tag: Tag, mask: Tag, options: RecvOptions, scope?: number, ifQueued = false, released?: () => void): Submitted<RecvResult> {
     return this.#receives.tagRecv(buffer, tag, mask, options, scope, ifQueued, released);
+  }
+
+  /** @internal An endpoint's tag receive as a UcxRequest (worker/tag-receives.ts). */
+  tagRecvRequest(buffer: BufferLike, tag: Tag, mask: Tag, scope?: number, ifQueued = false): { id: number; request: UcxRequest<RecvResult> } {
+    return this.#receives.tagRecvRequest(buffer, tag, mask, scope, ifQueued);
   }
 
   /** @internal A receive that settles through a callback, no Promise (worker/tag-receives.ts tagRecvWith). */

@@ -70,6 +70,12 @@ function sendSubmission(op: number, endpoint: number, address: number, length: n
   return s;
 }
 
+/** Where `sendDirectInto` tells a send's outcome (a UcxRequest). */
+export interface SendTarget {
+  succeed(value: undefined): void;
+  fail(error: unknown): void;
+}
+
 export class SendPath {
   /** Sends per protocol since the worker started (what `worker.protocolCounts` shows). */
   readonly counts: Record<SendProtocol, number> = { inline: 0, bounce: 0, zcopy: 0, "zcopy-reg": 0 };
@@ -138,6 +144,36 @@ export class SendPath {
     if (r === UCS_OK) return this.host.resolved();
     if (r < 0) return Promise.reject(sendError(r));
     return this.host.settled(new Promise<void>((resolve, reject) => d.settleWith(r, (status) => (status === UCS_OK ? resolve() : reject(sendError(status))))));
+  }
+
+  /**
+   * `sendDirect` for a caller without a Promise (Endpoint.sendRequest): the same choices, the
+   * outcome told to `target` (done now for an inline send or one UCX finished in place, else
+   * from inside the progress round that finishes it). Returns false where `sendDirect` would
+   * return undefined (nothing was done: take `send`).
+   */
+  sendDirectInto(direct: () => DirectTags | undefined, endpoint: number, bytes: Uint8Array, tagLo: number, tagHi: number, sink: SendFailureSink, target: SendTarget): boolean {
+    const length = bytes.length;
+    if (length > this.selector.limits.inlineCapacity) return false;
+    const protocol = this.selector.select("tag-send", length);
+    if (protocol !== "inline" && protocol !== "zcopy") return false;
+    const d = direct();
+    if (d === undefined) return false;
+    this.counts[protocol]++;
+    if (protocol === "inline") {
+      const r = d.sendCopy(endpoint, bytes, tagLo, tagHi);
+      if (r > 0) {
+        this.unfinishedCount++;
+        d.settleWith(r, (status) => this.arrived(sink, status));
+      } else if (r < 0) sink.failAfterSend(r);
+      target.succeed(undefined);
+      return true;
+    }
+    const r = d.send(endpoint, this.addressOf(bytes), length, tagLo, tagHi, bytes);
+    if (r === UCS_OK) target.succeed(undefined);
+    else if (r < 0) target.fail(sendError(r));
+    else d.settleWith(r, (status) => (status === UCS_OK ? target.succeed(undefined) : target.fail(sendError(status))));
+    return true;
   }
 
   send(

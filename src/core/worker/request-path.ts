@@ -16,6 +16,7 @@ import { backend } from "../../ffi/index.ts";
 import { closedError, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { RequestEntry, Requests, type Settle } from "../requests.ts";
+import type { UcxRequest } from "../ucx-request.ts";
 import type { Submitted } from "../endpoint-host.ts";
 import { enter, leave, Phase, PROFILING } from "../profile.ts";
 import { mark, Mark, TURNAROUND } from "../turnaround.ts";
@@ -282,19 +283,57 @@ export class RequestPath {
     if (PROFILING) enter(Phase.Api);
     try {
       const entry = new PromiseEntry<T>(this, keep, undefined, operation, onOk, onError);
-      const id = this.requests.add(entry);
-      direct.requestSink = this.completeDirect;
-      const r = direct.recvRequest(id, s.address, s.length, s.tagLo, s.tagHi, s.maskLo, s.maskHi, keep);
-      // Refused by UCX now: it rejects with UCX's status, as the ring's completion would say.
-      if (r < 0) this.requests.complete(id, r, 0, 0, 0);
-      else {
-        entry.direct = r;
-        this.updateActive();
-      }
+      this.postDirectReceive(direct, entry, s, keep);
       return entry;
     } finally {
       if (PROFILING) leave();
     }
+  }
+
+  /** Enter `entry` in the table and post its receive through `direct` (directReceive). */
+  private postDirectReceive(direct: DirectTags, entry: RequestEntry, s: Omit<Submission, "request">, keep: unknown): void {
+    const id = this.requests.add(entry);
+    direct.requestSink = this.completeDirect;
+    const r = direct.recvRequest(id, s.address, s.length, s.tagLo, s.tagHi, s.maskLo, s.maskHi, keep);
+    // Refused by UCX now: it fails with UCX's status, as the ring's completion would say.
+    if (r < 0) this.requests.complete(id, r, 0, 0, 0);
+    else {
+      entry.direct = r;
+      this.updateActive();
+    }
+  }
+
+  /**
+   * A receive (Op.TagRecv's or Op.TagRecvIfQueued's fields in `s`) that reports into `request`
+   * (ucx-request.ts: no Promise unless asked for): straight to UCX where a direct call may go now
+   * (polling, blocking; not `viaRing`), else through the ring. Returns its id (also given to
+   * `request` for its cancel). A worker that is closing fails it at once.
+   */
+  receiveInto<T>(
+    s: Omit<Submission, "request">,
+    keep: unknown,
+    request: UcxRequest<T>,
+    operation: string,
+    onOk: (value: number, tagLo: number, tagHi: number, keep: unknown) => T,
+    onError: (status: number, value: number, keep: unknown) => UcxError | undefined,
+    viaRing: boolean,
+  ): number {
+    if (this.closed) {
+      request.fail(closedError("worker"));
+      return 0;
+    }
+    const entry = new RequestObjectEntry<T>(this, keep, request, operation, onOk, onError);
+    const direct = viaRing ? undefined : this.directTags();
+    if (direct !== undefined) this.postDirectReceive(direct, entry, s, keep);
+    else {
+      try {
+        this.enterRequest(entry, s, false, Refused.Settle);
+      } catch {
+        // Refused by the engine (it stopped): enterRequest failed the request with UCS_ERR_CANCELED.
+      }
+    }
+    request.attach(entry.id);
+    return entry.id;
   }
 
   /** DirectTags' report of a `directReceive` (made once: no closure per receive). */
@@ -453,6 +492,37 @@ class PromiseEntry<T> extends RequestEntry {
 
   rejectWith(reason: unknown): boolean {
     this.reject(reason);
+    this.path.updateActive();
+    return true;
+  }
+}
+
+/** A request that completes a UcxRequest (RequestPath.receiveInto): `onOk` turns a success into its result. */
+class RequestObjectEntry<T> extends RequestEntry {
+  constructor(
+    private readonly path: RequestPath,
+    keep: unknown,
+    private readonly request: UcxRequest<T>,
+    private readonly operation: string,
+    private readonly onOk: (value: number, tagLo: number, tagHi: number, keep: unknown) => T,
+    private readonly onError: (status: number, value: number, keep: unknown) => UcxError | undefined,
+  ) {
+    super(keep, undefined);
+  }
+
+  settle(status: number, value: number, tagLo: number, tagHi: number): void {
+    if (status === UCS_OK) {
+      if (TURNAROUND) mark(Mark.Finished);
+      this.request.succeed(this.onOk(value, tagLo, tagHi, this.keep));
+    } else {
+      if (this.path.requests.closing) this.request.quiet();
+      this.request.fail(this.onError(status, value, this.keep) ?? UcxError.fromStatus(status, this.operation, describeStatus));
+    }
+    this.path.updateActive();
+  }
+
+  rejectWith(reason: unknown): boolean {
+    this.request.fail(reason);
     this.path.updateActive();
     return true;
   }

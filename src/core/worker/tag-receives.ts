@@ -17,6 +17,7 @@ import { addressOf, cachedAddressOf, type RequestPath } from "./request-path.ts"
 import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 import { framesToDevice } from "../cuda/transfers.ts";
 import { recvMultiStaged, type TagPort } from "../cuda/staged-multi-receive.ts";
+import { UcxRequest } from "../ucx-request.ts";
 
 const UCS_OK = 0;
 const UCS_ERR_MESSAGE_TRUNCATED = -9;
@@ -94,6 +95,23 @@ export class TagReceives {
     );
     this.path.cancelOnAbort(r, options.signal, false, "recv");
     return r;
+  }
+
+  /**
+   * `tagRecv` as a UcxRequest (ucx-request.ts): no Promise unless the caller asks for one, the
+   * completion there the moment a progress call delivers it. `scope` and `ifQueued` as in
+   * `tagRecv`. Returns the request and its id (endpoints track theirs).
+   */
+  tagRecvRequest(buffer: BufferLike, tag: Tag, mask: Tag, scope?: number, ifQueued = false): { id: number; request: UcxRequest<RecvResult> } {
+    const bytes = asBytes(buffer);
+    const s = draftSubmission(ifQueued ? Op.TagRecvIfQueued : Op.TagRecv);
+    putTag(s, tag, scope);
+    putMask(s, mask, scope !== undefined);
+    s.address = addressOf(bytes);
+    s.length = bytes.length;
+    const request = new UcxRequest<RecvResult>(this.path);
+    const id = this.path.receiveInto(s, bytes, request, "ucp_tag_recv_nbx", scope === undefined ? receiveResult : scopedReceiveResult, tagReceiveError, ifQueued);
+    return { id, request };
   }
 
   /**
