@@ -6,7 +6,9 @@
  * {"port"} and accepts one endpoint, the client connects. Imports the built package when
  * UCX_TS_BENCH_DIST=1 (`--dist`: measure the build), else the sources. A watchdog ends it after 5 min.
  * BENCH_SPIN_US sets the workers' spinMicroseconds (e.g. `BENCH_SPIN_US=1000 npm run bench`),
- * BENCH_ADAPTIVE_THREAD_SPIN=1 or 0 their adaptiveThreadSpin.
+ * BENCH_ADAPTIVE_THREAD_SPIN=1 or 0 their adaptiveThreadSpin. Mode "requests" is polling mode
+ * for a peer that then takes its latency rows through UcxRequests (recvRequest, sendRequest and
+ * its own progress() loop: no Promise per message).
  */
 import process from "node:process";
 
@@ -20,7 +22,9 @@ export async function startBenchPeer<Plan>() {
     ...(process.env.BENCH_SPIN_US ? { spinMicroseconds: Number(process.env.BENCH_SPIN_US) } : {}),
     ...(process.env.BENCH_ADAPTIVE_THREAD_SPIN ? { adaptiveThreadSpin: process.env.BENCH_ADAPTIVE_THREAD_SPIN === "1" } : {}),
   };
-  const worker = await ucxTs.Worker.create({ progressMode: mode as "thread", errorHandling: errorHandling as "none", ...spin });
+  // "requests": polling mode, with the latency rows through UcxRequests (no Promise) where the peer has them.
+  const requests = mode === "requests";
+  const worker = await ucxTs.Worker.create({ progressMode: (requests ? "polling" : mode) as "thread", errorHandling: errorHandling as "none", ...spin });
   const wait = <T>(p: Promise<T>) => worker.settled(p);
   let ep;
   if (role === "server") {
@@ -28,5 +32,5 @@ export async function startBenchPeer<Plan>() {
     process.stdout.write(JSON.stringify({ port: listener.port }) + "\n");
     ep = await wait(listener.accept());
   } else ep = await wait(worker.connect({ host: "127.0.0.1", port: Number(portText) }));
-  return { role: role as "server" | "client", worker, wait, ep, plan: JSON.parse(planText) as Plan };
+  return { role: role as "server" | "client", worker, wait, ep, plan: JSON.parse(planText) as Plan, requests };
 }

@@ -30,10 +30,16 @@ import { eventLoopTurns } from "../src/core/engine/event-loop.ts";
 import { markResumed, resetTurnaround, TURNAROUND, turnaroundSnapshot } from "../src/core/turnaround.ts";
 import { windowTrace } from "./window-trace.ts";
 import { writeFileSync } from "node:fs";
+import type { UcxRequest } from "../src/index.ts";
 
 type Window = [size: number, window: number, rounds: number];
-const { role, worker, wait, ep, plan } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[]; amMany?: Window[] }>();
+const { role, worker, wait, ep, plan, requests } = await startBenchPeer<{ latency: [number, number][]; bandwidth: Window[]; am?: Window[]; amMany?: Window[] }>();
 const MAX = 4 << 20;
+/** Mode "requests": progress until `r` is done (polling mode, no Promise), and its result. */
+function finish<T>(r: UcxRequest<T>): T {
+  while (!r.done) worker.progress();
+  return r.result();
+}
 const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
 /** UCX_TS_BENCH_PROFILE (with UCX_TS_PROFILE=1): the sendMany row's timed windows, per side. */
 const windowProfile = (() => {
@@ -106,11 +112,12 @@ if (role === "server") {
   const ack = new Uint8Array(8);
   const faults = faultLog();
   for (;;) {
-    const { tag, length } = await wait(ep.recv(buf, 0, 0));
+    const { tag, length } = requests ? finish(ep.recvRequest(buf, 0, 0)) : await wait(ep.recv(buf, 0, 0));
     markResumed();
     if (tag === 1) {
       rttStats.ping();
-      await wait(ep.send(buf.subarray(0, length), 2));
+      if (requests) finish(ep.sendRequest(buf.subarray(0, length), 2));
+      else await wait(ep.send(buf.subarray(0, length), 2));
       continue;
     }
     rttStats.write("server");
@@ -163,8 +170,18 @@ if (role === "server") {
   const results: { kind: string; size: number; value: number; iterations: number }[] = [];
   // Warm up until the connection's wire-up is done: a client-server endpoint starts on UCX's
   // connection-manager lane (milliseconds a round trip, seen here) before its own lanes are up.
+  /** Mode "requests": one round trip through UcxRequests and this thread's own progress loop. */
+  const requestRoundTrip = (size: number) => {
+    const r = ep.recvRequest(back, 2);
+    finish(ep.sendRequest(out.subarray(0, size), 1));
+    finish(r);
+  };
   const warmUntil = performance.now() + 2000;
   while (performance.now() < warmUntil) {
+    if (requests) {
+      requestRoundTrip(8);
+      continue;
+    }
     const r = ep.recv(back, 2);
     await wait(ep.send(out.subarray(0, 8), 1));
     await wait(r);
@@ -179,9 +196,12 @@ if (role === "server") {
     const rtts: number[] = [];
     for (let i = 0; i < iterations + 20; i++) {
       const t0 = performance.now();
-      const r = ep.recv(back, 2);
-      await wait(ep.send(out.subarray(0, size), 1));
-      await wait(r);
+      if (requests) requestRoundTrip(size);
+      else {
+        const r = ep.recv(back, 2);
+        await wait(ep.send(out.subarray(0, size), 1));
+        await wait(r);
+      }
       markResumed();
       if (i >= 20) rtts.push((performance.now() - t0) * 1000); // 20 warm-up rounds
       rttStats.ping();

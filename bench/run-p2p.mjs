@@ -4,8 +4,9 @@
 // peer with one awaited Promise per receive: latency rows only), all measured
 // in this run between two processes on 127.0.0.1. Prints a table and writes
 // bench/results/p2p-<time>.json.
-//   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid]
+//   node bench/run-p2p.mjs [--runtimes node,deno,bun] [--modes polling,thread,blocking,hybrid,requests]
 //                          [--errors none,peer] [--quick] [--dist] [--rtt8]
+//   (mode "requests": polling, with the latency rows through UcxRequests: no Promise per message)
 //   --rtt8: only 10,000 8 B round trips (median, p90, p99, p99.9, the share above 5x the median and
 //     its longest run: bench/rtt-tail.ts), nothing else
 //   --plan '<json>': this plan instead ({"latency":[[size,n]],"bandwidth":[[size,window,rounds]],

@@ -77,7 +77,7 @@ function choiceOption<T extends string>(name: string, all: readonly T[]): T | un
 }
 
 const USAGE = `Usage: npm run soak -- [--minutes N | --seconds N] [--peers 1..3] [--lanes N] [--cycles N]
-  [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
+  [--cycle-modes polling,thread,hybrid] [--seed N] [--fault-every-ms N] [--kinds tag,request,stream,multi,am,rma,atomic] [--max-size BYTES] [--collectives RANKS]
   [--progress thread|polling|hybrid|blocking] [--malloc fixed|dynamic] [--gpu stand-in|real|off] [--gpu-max-size BYTES] [--gpu-share 0..1] [--gpu-kinds gpu-tag,gpu-am,gpu-multi] [--heap-snapshots DIR]
 (defaults: 1 minute, 2 peers, 4 lanes, the coordinator in the runtime's default progress mode, 1000 worker cycles in each of polling, thread and hybrid modes, faults every 2000 ms on average, all kinds, 16 MiB,
  collective jobs of 3 ranks (0: none), glibc's mmap and trim thresholds fixed at 128 KiB unless MALLOC_*_ or
@@ -250,7 +250,7 @@ async function onConnection(ep: Endpoint): Promise<void> {
     if (!slot || slot.child?.pid !== intro.pid) return void ep.close({ force: true }).catch(() => {}); // a killed peer's late connect
     const rkey = await ep.unpackRkey(fromHex(intro.rkey));
     const counter = (await ep.atomic("add", intro.address + COUNTER_OFFSET, rkey, 0n, { fetch: true })) as bigint;
-    slot.conn = { slot: slot.index, ep, rkey, address: intro.address, counter, faulted: undefined, stream: new Lock(), am: new Lock(), rma: new Lock() };
+    slot.conn = { slot: slot.index, ep, rkey, address: intro.address, counter, faulted: undefined, stream: new Lock(), am: new Lock(), rma: new Lock(), settled: (p) => worker.settled(p) };
     // A failed endpoint (its peer killed) stays in the worker, with UCX's endpoint, its error, its
     // receive drain and hello link, until it is closed: as an application must, the soak closes
     // it once the failure is reported, after the library's drain window (~0.5 s: docs/guide.md,

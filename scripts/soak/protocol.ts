@@ -11,8 +11,9 @@ export const TAG = { INTRO: 1, CONTROL: 2 } as const;
 /** Data tags: 2^32 + 2 * id (and + 1 for the echo), apart from the control tags. */
 export const dataTag = (id: number): number => 2 ** 32 + 2 * id;
 
-export type OpKind = "tag" | "stream" | "multi" | "am" | "rma" | "atomic";
-export const OP_KINDS: readonly OpKind[] = ["tag", "stream", "multi", "am", "rma", "atomic"];
+export type OpKind = "tag" | "request" | "stream" | "multi" | "am" | "rma" | "atomic";
+/** "request": a tag echo through UcxRequests (recvRequest, sendRequest), the peer's side a "tag" one. */
+export const OP_KINDS: readonly OpKind[] = ["tag", "request", "stream", "multi", "am", "rma", "atomic"];
 
 /** Operations with GPU memory (DeviceBuffers), with --gpu (gpu.ts). */
 export type GpuKind = "gpu-tag" | "gpu-am" | "gpu-multi";

@@ -33,6 +33,8 @@ export interface Connection {
   readonly stream: Lock;
   readonly am: Lock;
   readonly rma: Lock;
+  /** The coordinator's worker.settled (a UcxRequest's Promise is not one the worker drives by itself in polling mode). */
+  readonly settled: <T>(p: Promise<T>) => Promise<T>;
 }
 
 export const control = (ep: Endpoint, c: Control) => ep.send(encode(c), TAG.CONTROL);
@@ -84,6 +86,16 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
       const echo = posted(ep.recv(back, tag + 1));
       await all([control(ep, { op: "tag", id, sizes: [out.length] }), ep.send(out, tag), echo]);
       if (!sameBytes(out, back)) throw new CorruptionError(`tag echo ${id} (${out.length} B) differs`);
+      return 2 * out.length;
+    }
+    case "request": {
+      // The same echo as "tag" (the peer cannot tell), through UcxRequests and their Promises.
+      const out = payload(size(16 * 2 ** 20), id);
+      const back = new Uint8Array(out.length);
+      const echo = ep.recvRequest(back, tag + 1);
+      const sent = ep.sendRequest(out, tag);
+      await all([control(ep, { op: "tag", id, sizes: [out.length] }), c.settled(sent.promise), posted(c.settled(echo.promise))]);
+      if (!echo.done || echo.result().length !== out.length || !sameBytes(out, back)) throw new CorruptionError(`request echo ${id} (${out.length} B) differs`);
       return 2 * out.length;
     }
     case "stream":
