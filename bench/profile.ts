@@ -9,6 +9,8 @@
  *   <runtime> bench/profile.ts <mode> [rounds] --allocation      bytes allocated per round instead
  *   ... --am                         an active message per round instead (amSend, taken with
  *                                    worker.amRecv and released; UCXX's format, AM id 0)
+ *   ... --requests                   recvRequest + sendRequest + progress() until done (polling
+ *                                    or blocking: UcxRequests, no Promise but the round's own)
  *
  * With --allocation the rounds run in chunks of 50, and a chunk's growth of the used heap
  * is what it allocated unless a collection ran inside it (the heap then shrinks or grows less):
@@ -50,7 +52,14 @@ async function amOnce(): Promise<void> {
   (await worker.settled(r)).release();
 }
 
-const once = process.argv.includes("--am") ? amOnce : tagOnce;
+/** --requests: the send+receive through UcxRequests and progress() (polling, blocking: no Promise). */
+async function requestOnce(): Promise<void> {
+  const r = worker.recvRequest(into, 3);
+  self.sendRequest(out, 3);
+  while (!r.done) worker.progress();
+}
+
+const once = process.argv.includes("--am") ? amOnce : process.argv.includes("--requests") ? requestOnce : tagOnce;
 
 for (let i = 0; i < WARM; i++) await once();
 
@@ -152,7 +161,7 @@ const at = (q: number) => us[Math.min(rounds - 1, Math.floor(q * rounds))]!;
 
 const result: Record<string, unknown> = {
   mode,
-  ...(once === amOnce ? { operation: "am" } : {}),
+  ...(once === amOnce ? { operation: "am" } : once === requestOnce ? { operation: "requests" } : {}),
   rounds,
   profiling: PROFILING,
   meanUs: totalUs / rounds,

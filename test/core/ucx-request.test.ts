@@ -105,6 +105,44 @@ for (const mode of MODES) {
     assert.ok(samePattern(into, 5));
   });
 
+  test("more receives than are polled at once (the rest take a callback), a message there before its receive, a send to the worker itself", async () => {
+    // direct-tags.ts: up to 4 receives go without a callback and are found done by checking,
+    // the others report through their callback; both kinds must complete, in any mix.
+    const n = 12;
+    const into = Array.from({ length: n }, () => new Uint8Array(8));
+    const early = p.ab.sendRequest(pattern(8, 90), 399); // arrives before its receive is posted
+    await finish(p, [p.a, p.b], early);
+    for (let k = 0; k < 200; k++) p.b.progress();
+    const first = p.b.recvRequest(new Uint8Array(8), 399);
+    const rs = into.map((b, i) => p.b.recvRequest(b, 400 + i));
+    for (let i = n - 1; i >= 0; i--) p.ab.sendRequest(pattern(8, 50 + i), 400 + i);
+    for (const r of [first, ...rs]) await finish(p, [p.a, p.b], r);
+    assert.equal(first.result(), { tag: 399, length: 8 });
+    for (let i = 0; i < n; i++) assert.ok(samePattern(into[i]!, 50 + i), `receive ${i}`);
+    // To itself: UCX may complete the receive inside the send call.
+    const self = await p.run(p.a.address().then((addr) => p.a.connect(addr)));
+    const back = new Uint8Array(8);
+    const r = p.a.recvRequest(back, 398);
+    self.sendRequest(pattern(8, 7), 398);
+    await finish(p, [p.a], r);
+    assert.ok(samePattern(back, 7));
+    await p.run(self.close());
+  });
+
+  test("blocking: wait() comes back once a request receive is done, also one whose message was there before it", async () => {
+    if (mode !== "blocking") return;
+    const s = p.ab.sendRequest(pattern(8, 8), 397);
+    while (!s.done) p.a.progress();
+    const into = new Uint8Array(8);
+    for (let k = 0; k < 200; k++) p.b.progress(); // the message waits, unexpected, in b's UCX
+    const r = p.b.recvRequest(into, 397);
+    const t0 = performance.now();
+    for (let k = 0; k < 100 && !r.done; k++) p.b.wait(2000);
+    assert.is(r.done, true);
+    assert.ok(performance.now() - t0 < 1500, `wait() slept ${performance.now() - t0} ms on a receive that was done`);
+    assert.ok(samePattern(into, 8));
+  });
+
   test("endpoint receives: scoped to the peer, and failed by the endpoint's close and the worker's", async () => {
     const { ab, ba } = await helloEndpoints(p.a, p.b, p.run);
     const into = new Uint8Array(8);

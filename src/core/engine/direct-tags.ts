@@ -29,6 +29,7 @@ import { setUserData } from "./tag-operations.ts";
 import { mark, Mark, TURNAROUND } from "../turnaround.ts";
 
 const UCS_OK = 0;
+const UCS_INPROGRESS = 1;
 const UCS_ERR_NOT_CONNECTED = -24;
 const UCS_ERR_CANCELED = -16;
 
@@ -48,6 +49,19 @@ const SLOTS = 2 ** 20;
 const DIRECT_BASE = 2 ** 31;
 const SEND_MASK = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
 const RECV_MASK = C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | SEND_MASK;
+/** A polled receive's: no callback, no user data. */
+const POLLED_MASK = C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+/**
+ * Receives posted while fewer than this many polled ones are in flight go without a callback:
+ * `finish` finds them done with ucp_tag_recv_request_test, in rounds where UCX reported events
+ * or this thread called UCX since (`touched`: a post, a send, a cancel; the executor's own
+ * calls). A callback from C into JavaScript is dearer than a check: an 8 B round trip of the FFI
+ * floor, two processes, detecting its receive by callback instead of by test, took Node +0.29,
+ * Deno +0.64 and Bun +0.42 us (2026-12-07; bench/ffi-floor-peer.ts and its variant). But every
+ * eventful round checks each polled receive: a few are cheaper than their callbacks, many would
+ * not be, so beyond this many a receive takes the callback.
+ */
+const POLLED_MAX = 4;
 /** Sends are told from receives by their slot's kind. */
 const RECV = 1;
 const SEND = 2;
@@ -60,9 +74,18 @@ export class DirectTags {
   private readonly recvParamAddress: Pointer;
   private readonly sendParam: ReturnType<Ucx["struct"]>;
   private readonly sendParamAddress: Pointer;
+  /** Polled receives' parameters (POLLED_MASK, and a memory handle when one is given). */
+  private readonly pollParam: ReturnType<Ucx["struct"]>;
+  private readonly pollParamAddress: Pointer;
   /** Filled by ucp_tag_recv_request_test: sender tag, length (u32 words). */
   private readonly info: Uint32Array;
   private readonly infoAddress: Pointer;
+  /** The slots of the receives posted without a callback, in posting order (POLLED_MAX). */
+  private readonly polled: number[] = [];
+  /** This thread called UCX since the polled receives were last checked: one may have completed. */
+  private touched = false;
+  /** What `checkPolled` found done, five words each (slot, status, length, tag lo, hi), reported after its scan. */
+  private readonly polledDone: number[] = [];
 
   // One entry per slot: the UCX request (0: free), its kind, id, settle and buffer.
   private readonly requests: number[] = [];
@@ -113,6 +136,9 @@ export class DirectTags {
     this.sendParam.set("op_attr_mask", SEND_MASK);
     this.sendParam.set("cb", this.sendCallback.address);
     this.sendParamAddress = u.addressOf(this.sendParam.bytes);
+    this.pollParam = u.struct("ucp_request_param_t");
+    this.pollParam.set("op_attr_mask", POLLED_MASK);
+    this.pollParamAddress = u.addressOf(this.pollParam.bytes);
     const info = u.struct("ucp_tag_recv_info_t");
     this.info = new Uint32Array(info.bytes.buffer, info.bytes.byteOffset, 4);
     this.infoAddress = u.addressOf(info.bytes);
@@ -136,6 +162,8 @@ export class DirectTags {
     const memh = e.peer ? this.handles.map(address, length) : 0;
     if (memh) setParamsMemh(this.sendParam, SEND_MASK, memh);
     if (TURNAROUND) mark(Mark.Posted);
+    // A send to this worker itself may complete a polled receive inside the call.
+    this.touched = true;
     const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
     if (memh) setParamsMemh(this.sendParam, SEND_MASK, 0);
     if (r === 0 || ptrIsError(r)) {
@@ -185,18 +213,27 @@ export class DirectTags {
 
   private post(address: number, length: number, tagLo: number, tagHi: number, maskLo: number, maskHi: number, keep: unknown, settle: DirectSettle | undefined, tableId: number): number {
     const slot = this.nextSlot();
-    setUserData(this.recvParam, slot);
+    const poll = this.polled.length < POLLED_MAX;
+    const param = poll ? this.pollParam : this.recvParam;
+    const mask = poll ? POLLED_MASK : RECV_MASK;
+    if (!poll) setUserData(this.recvParam, slot);
     this.posted.receives++;
     // A receive's rendezvous may hand its buffer's rkey to the sender (request-handles.ts).
     const memh = this.handles.map(address, length);
-    if (memh) setParamsMemh(this.recvParam, RECV_MASK, memh);
-    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), this.recvParamAddress);
-    if (memh) setParamsMemh(this.recvParam, RECV_MASK, 0);
+    if (memh) setParamsMemh(param, mask, memh);
+    const r = this.u.ucp_tag_recv_nbx(this.worker, address, length, tagArgument(tagLo, tagHi), tagArgument(maskLo, maskHi), poll ? this.pollParamAddress : this.recvParamAddress);
+    if (memh) setParamsMemh(param, mask, 0);
     if (ptrIsError(r)) {
       this.handles.release(memh);
       return r;
     }
-    return this.hold(slot, r, RECV, keep, settle, memh, -1, tableId);
+    const id = this.hold(slot, r, RECV, keep, settle, memh, -1, tableId);
+    if (poll) {
+      this.polled.push(slot);
+      // A message already there completed it inside the call.
+      this.touched = true;
+    }
+    return id;
   }
 
   /** Is `id` one of ours (a request id `send` or `recv` returned)? */
@@ -207,7 +244,10 @@ export class DirectTags {
   /** Ask UCX to cancel request `id` (it then settles with UCS_ERR_CANCELED); one already finished is left alone. */
   cancel(id: number): void {
     const slot = (id - DIRECT_BASE) % SLOTS;
-    if (this.ids[slot] === id && this.requests[slot]! !== 0) this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
+    if (this.ids[slot] === id && this.requests[slot]! !== 0) {
+      this.touched = true;
+      this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
+    }
   }
 
   /** The slot the next request takes if UCX keeps it (its user data is set before the call). */
@@ -249,10 +289,77 @@ export class DirectTags {
     q[this.completedWords++] = status;
   }
 
-  /** Finish the requests whose callbacks fired: read a receive's length, free the request, settle. Returns how many. */
-  finish(): number {
-    if (this.completedWords === 0 || this.finishing) return 0;
+  /**
+   * Is a polled receive done that no round has reported yet? (Checked before the thread sleeps:
+   * the next round then checks them, whatever UCX reports.)
+   */
+  anyPolledDone(): boolean {
+    for (const slot of this.polled) {
+      if (this.u.ucp_request_check_status(this.requests[slot]!) !== UCS_INPROGRESS) {
+        this.touched = true;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Finish the requests whose callbacks fired, and the polled receives that are done if this
+   * round may have completed one (`eventful`: UCX reported events, or the executor called UCX
+   * since the last round): read a receive's length, free the request, settle. Returns how many.
+   */
+  finish(eventful = true): number {
+    if (this.finishing) return 0;
+    const check = this.polled.length > 0 && (eventful || this.touched);
+    if (this.completedWords === 0 && !check) return 0;
     this.finishing = true;
+    let n = 0;
+    try {
+      if (check) n += this.finishPolled();
+      n += this.finishQueued();
+    } finally {
+      this.finishing = false;
+    }
+    return n;
+  }
+
+  /** The polled receives that are done: taken out of `polled` first (a settle may post more), then finished in posting order. */
+  private finishPolled(): number {
+    this.touched = false;
+    const polled = this.polled;
+    const done = this.polledDone;
+    let words = 0;
+    for (let i = 0; i < polled.length; ) {
+      const slot = polled[i]!;
+      const status = this.u.ucp_tag_recv_request_test(this.requests[slot]!, this.infoAddress);
+      if (status === UCS_INPROGRESS) {
+        i++;
+        continue;
+      }
+      polled.splice(i, 1);
+      if (TURNAROUND) mark(Mark.Arrived);
+      // Valid for a truncated message too: the length is then the incoming size.
+      done[words++] = slot;
+      done[words++] = status;
+      done[words++] = u64At(this.info, 2);
+      done[words++] = this.info[0]!;
+      done[words++] = this.info[1]!;
+    }
+    for (let i = 0; i < words; i += 5) {
+      const slot = done[i]!;
+      this.u.ucp_request_free(this.requests[slot]!);
+      this.handles.release(this.memhs[slot]);
+      const tableId = this.tableIds[slot]!;
+      const settle = this.release(slot);
+      if (tableId !== 0) this.requestSink(tableId, done[i + 1]!, done[i + 2]!, done[i + 3]!, done[i + 4]!);
+      else settle?.(done[i + 1]!, done[i + 2]!);
+    }
+    return words / 5;
+  }
+
+  /** The requests whose callbacks fired. */
+  private finishQueued(): number {
+    if (this.completedWords === 0) return 0;
     const q = this.completed;
     let n = 0;
     try {
@@ -278,7 +385,6 @@ export class DirectTags {
       }
     } finally {
       this.completedWords = 0;
-      this.finishing = false;
     }
     return n;
   }
@@ -302,6 +408,7 @@ export class DirectTags {
 
   /** Shutdown: cancel every request in flight (each settles UCS_ERR_CANCELED as progress finishes it). */
   cancelAll(): void {
+    this.touched = true;
     for (let slot = 0; slot < this.requests.length; slot++) if (this.requests[slot]! !== 0) this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
   }
 
@@ -329,6 +436,7 @@ export class DirectTags {
       });
     }
     this.completedWords = 0;
+    this.polled.length = 0;
     return abandoned;
   }
 

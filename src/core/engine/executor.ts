@@ -336,7 +336,8 @@ export class Executor {
     }
     if (t.partQueues.size > 0) events += t.progressParts();
     if (t.completedWords > 0) events += t.finishCompleted();
-    if (this.direct) events += this.direct.finish();
+    // Polled direct receives are checked when this round or a call since may have completed one.
+    if (this.direct) events += this.direct.finish(events > 0 || t.touched);
     const full = events > 0 || t.touched;
     if (full) events += t.checkAll();
     else if (t.polled.size > 0) events += t.checkSome(IDLE_SCAN);
@@ -395,6 +396,7 @@ export class Executor {
     // Nothing may sleep on a completion an idle round has not checked yet (see progress()).
     if ((t.completedWords > 0 && t.finishCompleted() > 0) || (t.polled.size > 0 && t.checkAll() > 0)) return UCS_ERR_BUSY;
     if (this.fast && this.fast.count > 0 && this.fast.checkAll(this.reportFast) > 0) return UCS_ERR_BUSY;
+    if (this.direct && this.direct.anyPolledDone()) return UCS_ERR_BUSY;
     return this.u.ucp_worker_arm(this.worker);
   }
 
