@@ -112,8 +112,10 @@ for (const mode of MODES) {
     // engine/direct-tags.ts: a send up to the inline capacity skips the submission ring where
     // the executor runs on this thread (SendPath.sendDirect); a large one takes the ring. One tag
     // for all: UCX matches in posting order, so any overtaking would show as a wrong content.
+    // Hybrid mode takes the direct path while its driver runs, the ring while it is parked.
+    const polls = mode === "polling" || mode === "blocking";
     const direct = (p.a as unknown as { directTags(): { posted: { sends: number } } | undefined }).directTags();
-    assert.is(direct !== undefined, mode === "polling" || mode === "blocking", "direct tag calls where the executor runs on this thread");
+    if (mode !== "hybrid") assert.is(direct !== undefined, polls, "direct tag calls where the executor runs on this thread");
     const before = direct?.posted.sends ?? 0;
     const sizes = Array.from({ length: 60 }, (_, i) => (i % 6 === 5 ? 2_000 : [0, 1, 8, 64, 180][i % 5]!));
     const into = sizes.map((size) => new Uint8Array(size));
@@ -137,15 +139,16 @@ for (const mode of MODES) {
       assert.ok(samePattern(into[i]!, i), `message ${i} (${size} B) content, in order`);
     }
     const small = sizes.filter((s) => s <= 180).length;
-    if (direct) assert.is(direct.posted.sends - before, small, "every small send went straight to UCX");
+    if (direct && polls) assert.is(direct.posted.sends - before, small, "every small send went straight to UCX");
   });
 
-  test("receives go straight to UCX in polling and blocking modes: masks, the sender's tag, truncation, an abort, order with the ring's receives", async () => {
+  test("receives go straight to UCX in polling and blocking modes (hybrid: while its driver runs): masks, the sender's tag, truncation, an abort, order with the ring's receives", async () => {
     // RequestPath.directReceive: a tag receive skips the submission and completion rings where
     // the executor runs on this thread; its entry in the request table is the ring's kind.
     type Direct = { posted: { receives: number } };
+    const polls = mode === "polling" || mode === "blocking";
     const direct = (p.b as unknown as { directTags(): Direct | undefined }).directTags();
-    assert.is(direct !== undefined, mode === "polling" || mode === "blocking", "direct tag calls where the executor runs on this thread");
+    if (mode !== "hybrid") assert.is(direct !== undefined, polls, "direct tag calls where the executor runs on this thread");
     const before = direct?.posted.receives ?? 0;
     let posted = 0;
     // A mask over the high 32 bits: the sender's full tag comes back.
@@ -185,7 +188,32 @@ for (const mode of MODES) {
     const sends = [1, 2, 3, 4].map((k) => p.ab.send(pattern(8, 20 + k), 903));
     await p.run(Promise.all([first, middle, last, ...sends]));
     assert.ok(samePattern(x[0]!, 21) && samePattern(x[1]!, 22) && samePattern(y, 23) && samePattern(z[0]!, 24), "matched in posting order");
-    if (direct) assert.is(direct.posted.receives - before, posted, "every single receive went straight to UCX");
+    if (direct && polls) assert.is(direct.posted.receives - before, posted, "every single receive went straight to UCX");
+  });
+
+  test("hybrid: while its driver runs, tag sends and receives go straight to UCX, in order with the ring's", async () => {
+    if (mode !== "hybrid") return;
+    type Direct = { posted: { receives: number; sends: number } };
+    const directOf = (w: unknown) => (w as { directTags(): Direct | undefined }).directTags();
+    let direct: Direct | undefined;
+    let before = 0;
+    // A ping-pong: each side posts its next operation while its driver still spins after the
+    // last one (the direct path), or after it parked (the ring's): both must deliver in order.
+    const ba = await p.run(p.a.address().then((addr) => p.b.connect(addr)));
+    for (let i = 0; i < 400; i++) {
+      const into = new Uint8Array(8);
+      const back = new Uint8Array(8);
+      const echoed = p.a.recv(back, 601);
+      await p.run(Promise.all([p.b.recv(into, 600), p.ab.send(pattern(8, i & 255), 600)]));
+      assert.ok(samePattern(into, i & 255), `ping ${i}`);
+      direct ??= directOf(p.b);
+      if (i === 200) before = direct?.posted.receives ?? 0;
+      await p.run(Promise.all([echoed, ba.send(into, 601)]));
+      assert.ok(samePattern(back, i & 255), `pong ${i}`);
+    }
+    assert.ok(direct, "the driver was running when a call came at least once");
+    assert.ok(direct.posted.receives > before, "receives went straight to UCX in the second half");
+    await p.run(ba.close());
   });
 
   test("a receive posted straight to UCX that the worker's close ends rejects, and no other", async () => {

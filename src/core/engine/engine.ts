@@ -142,8 +142,9 @@ export interface Engine {
    */
   reuseActiveMessageBuffer(buffer: ArrayBuffer): void;
   /**
-   * Polling and blocking modes: tag sends and receives that the caller hands to UCX itself
-   * (direct-tags.ts); absent in thread and hybrid modes. Use it only when `directOpen()` says so.
+   * Polling, blocking and hybrid modes: tag sends and receives that the caller hands to UCX
+   * itself (direct-tags.ts); absent in thread mode. Use it only when `directOpen()` says so
+   * (hybrid: only while its driver runs unparked).
    */
   readonly direct?: DirectTags;
   directOpen?(): boolean;

@@ -11,6 +11,7 @@
  * progresses UCX (a large send waits for the next turn of the event loop).
  */
 import type { AmAtomics } from "./am-atomics.ts";
+import type { DirectTags } from "./direct-tags.ts";
 import { runOnThread, type ThreadJob } from "./thread-pool.ts";
 import type { CompletionHandler, Engine, EngineOptions, Submission } from "./engine.ts";
 import { InlineEngine } from "./inline-engine.ts";
@@ -64,6 +65,22 @@ export class HybridEngine implements Engine {
    */
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly spin: HybridSpinPolicy;
+
+  /** Tag sends and receives straight to UCX (direct-tags.ts), as in polling mode: the executor runs on this thread. */
+  get direct(): DirectTags | undefined {
+    return this.inner.direct;
+  }
+
+  /**
+   * May a direct call go to UCX now? As in polling mode (after the ring's earlier records), and
+   * only while the driver runs unparked, so that it progresses what the call posts. Parked,
+   * stopped or not started, the call takes the ring, whose submit wakes the driver: a direct
+   * call would have to kick it, and starting the driver runs a round of progress inside the
+   * caller's post. In a ping-pong the reply's next post finds the driver spinning.
+   */
+  directOpen(): boolean {
+    return !this.stopped && this.driving && this.unpark === undefined && this.inner.directOpen();
+  }
 
   /** The executor's atomics over active messages (it runs on this thread, in the inner engine). */
   get amAtomics(): AmAtomics | undefined {
