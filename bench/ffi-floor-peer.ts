@@ -29,6 +29,10 @@
  * an ucx-ts round trip costs above this floor is its engine's; what this floor costs above the
  * FFI floor is the Promise and the callback, which no Promise-per-message API escapes
  * (issue 21's "polling at most 1.5x the floor" is measured against both).
+ *
+ * UCX_TS_FLOOR_CALLBACK=1 instead: the same receives with a completion callback, but no Promise:
+ * the loop spins on ucp_worker_progress until the callback fired. What it costs above the FFI
+ * floor is UCX calling into JavaScript once a receive (why direct-tags.ts polls its receives).
  */
 import { createConnection, createServer, type Socket } from "node:net";
 import process from "node:process";
@@ -105,9 +109,10 @@ const scratch = (() => {
 
 // --- the Promise floor (UCX_TS_FLOOR_PROMISE=1) ----------------------------------------------------
 const PROMISE = process.env.UCX_TS_FLOOR_PROMISE === "1";
+const CALLBACK = process.env.UCX_TS_FLOOR_CALLBACK === "1";
 /** Set by the receive callback (inside ucp_worker_progress, or inside the post for a message already there). */
 let fired = false;
-const recvCallback = PROMISE ? u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, () => void (fired = true)) : undefined;
+const recvCallback = PROMISE || CALLBACK ? u.callback(callbackTypes.ucp_tag_recv_nbx_callback_t, () => void (fired = true)) : undefined;
 if (recvCallback) {
   scratch.recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | C.UCP_OP_ATTR_FIELD_CALLBACK);
   scratch.recvParam.set("cb", recvCallback.address);
@@ -122,6 +127,15 @@ const driveAwaited = () => {
   while (!fired) u.ucp_worker_progress(worker);
   resolveAwaited(finishRecv(awaitedRequest));
 };
+/** UCX_TS_FLOOR_CALLBACK: a receive found done by its callback, synchronously. */
+function recvByCallback(buffer: Uint8Array, tag: number, mask: number): Received {
+  fired = false;
+  const request = postRecv(buffer, tag, mask);
+  if (ptrIsError(request)) throw new Error(`ucp_tag_recv_nbx failed: ${request}`);
+  while (!fired) u.ucp_worker_progress(worker);
+  return finishRecv(request);
+}
+
 /** A receive as a Promise, resolved by a progress loop that runs as the next microtask. */
 function recvAwaited(buffer: Uint8Array, tag: number, mask: number): Promise<Received> {
   fired = false;
@@ -263,7 +277,7 @@ if (role === "server") {
   const ack = new Uint8Array(8);
   let counting = false;
   for (;;) {
-    const { tag, length } = PROMISE ? await recvAwaited(buf, 0, 0) : finishRecv(postRecv(buf, 0, 0));
+    const { tag, length } = PROMISE ? await recvAwaited(buf, 0, 0) : CALLBACK ? recvByCallback(buf, 0, 0) : finishRecv(postRecv(buf, 0, 0));
     if (tag === 10) {
       resetTurnaround();
       counting = true;
@@ -301,6 +315,14 @@ if (role === "server") {
   const back = new Uint8Array(MAX);
   const results: { kind: string; size: number; value: number; iterations: number }[] = [];
   const roundTrip = (size: number) => {
+    if (CALLBACK) {
+      fired = false;
+      const r = postRecv(back, 2, -1);
+      waitRequest(send(ep, data.subarray(0, size), 1), "send");
+      while (!fired) u.ucp_worker_progress(worker);
+      finishRecv(r);
+      return;
+    }
     const r = postRecv(back, 2, -1);
     waitRequest(send(ep, data.subarray(0, size), 1), "send");
     finishRecv(r);
