@@ -49,15 +49,15 @@ function childTargets(): string[] {
   });
 }
 
-// One worker in the default mode (a progress thread on Node and Deno, which opens UCX's
-// descriptors on its own thread) connects to itself both ways: UCX's sockaddr listener (its
+// One worker in thread mode (its progress thread opens UCX's descriptors on its own thread)
+// connects to itself both ways: UCX's sockaddr listener (its
 // connection manager's sockets) and the hello (UCX connects by worker address: the tcp
 // transport's sockets, some accepted while UCX progresses).
 test("listen, connect and accept leave UCX's descriptors close-on-exec; after markCloseOnExec() a child inherits none of them", async () => {
   const before = openTargets();
   // The program's own inheritable descriptors (the test harness's, if any) were open before UCX.
   const programs = inheritable();
-  const worker = await Worker.create();
+  const worker = await Worker.create({ progressMode: "thread" });
   const run = <T>(p: Promise<T>) => drive([worker], p);
   try {
     for (const protocol of ["ucx", "hello"] as const) {
