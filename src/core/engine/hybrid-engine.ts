@@ -144,12 +144,30 @@ export class HybridEngine implements Engine {
     // each settlement reports activity here: a keep-alive started then would never be cleared
     // (the process did not end after worker.close(), Bun's default mode, 2026-11-26).
     if (this.stopped) return;
-    if (active) {
-      // Atomics.waitAsync does not keep a process alive: an awaited request does, like a socket.
-      (this.keepAlive ??= setInterval(() => {}, 1 << 30)).ref();
-      this.kick();
-    } else if (this.keepAlive !== undefined && this.inner.backlog === 0) this.keepAlive.unref();
+    this.holdProcess();
+    if (active) this.kick();
   }
+
+  /**
+   * Keep the process alive while anything is outstanding: a request of the table (`active`),
+   * records still queued, or a direct call UCX has not finished (direct-tags.ts: a send that did
+   * not complete in its call, a collective's receive), which has no entry in the table and so no
+   * say in `setActive`. Without the last, a process whose only outstanding work was such a send
+   * parked its driver, unref'd the keep-alive and ended while the send's Promise was awaited
+   * (the perf server under tcp, 2026-12-07: 1 run in 8). Called when activity changes and before
+   * the driver parks.
+   */
+  private holdProcess(): void {
+    const hold = this.active || this.inner.backlog > 0 || (this.inner.direct?.count ?? 0) > 0;
+    if (hold === this.holding) return;
+    this.holding = hold;
+    // Atomics.waitAsync does not keep a process alive: an awaited request does, like a socket.
+    if (hold) (this.keepAlive ??= setInterval(() => {}, 1 << 30)).ref();
+    else this.keepAlive?.unref();
+  }
+
+  /** Whether the keep-alive is ref'd now (holdProcess). */
+  private holding = false;
 
   /** Make the driver run (and leave its park) now. */
   private kick(): void {
@@ -211,6 +229,8 @@ export class HybridEngine implements Engine {
           armAfter = now + ARM_BUSY_BACKOFF_MS;
           continue;
         }
+        // A direct call still in flight (or none any more) holds the process (or lets it go).
+        this.holdProcess();
         Atomics.add(this.state, STATE.WATCH, 1);
         Atomics.notify(this.state, STATE.WATCH);
         const watched = Atomics.load(this.state, STATE.READY) !== 0;
