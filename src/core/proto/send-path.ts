@@ -125,22 +125,10 @@ export class SendPath {
    * the ring, UCX_TS_DIRECT_TAGS=0): the caller takes `send`. `direct` is asked only then.
    */
   sendDirect(direct: () => DirectTags | undefined, endpoint: number, bytes: Uint8Array, tagLo: number, tagHi: number, sink: SendFailureSink): Promise<void> | undefined {
-    const length = bytes.length;
-    if (length > this.selector.limits.inlineCapacity) return undefined;
-    const protocol = this.selector.select("tag-send", length);
-    if (protocol !== "inline" && protocol !== "zcopy") return undefined;
-    const d = direct();
+    const protocol = this.directProtocol(bytes.length);
+    const d = protocol === undefined ? undefined : direct();
     if (d === undefined) return undefined;
-    this.counts[protocol]++;
-    if (protocol === "inline") {
-      const r = d.sendCopy(endpoint, bytes, tagLo, tagHi);
-      if (r > 0) {
-        this.unfinishedCount++;
-        d.settleWith(r, (status) => this.arrived(sink, status));
-      } else if (r < 0) sink.failAfterSend(r);
-      return this.host.resolved();
-    }
-    const r = d.send(endpoint, this.addressOf(bytes), length, tagLo, tagHi, bytes);
+    const r = this.postDirect(d, protocol!, endpoint, bytes, tagLo, tagHi, sink);
     if (r === UCS_OK) return this.host.resolved();
     if (r < 0) return Promise.reject(sendError(r));
     return this.host.settled(new Promise<void>((resolve, reject) => d.settleWith(r, (status) => (status === UCS_OK ? resolve() : reject(sendError(status))))));
@@ -153,27 +141,38 @@ export class SendPath {
    * return undefined (nothing was done: take `send`).
    */
   sendDirectInto(direct: () => DirectTags | undefined, endpoint: number, bytes: Uint8Array, tagLo: number, tagHi: number, sink: SendFailureSink, target: SendTarget): boolean {
-    const length = bytes.length;
-    if (length > this.selector.limits.inlineCapacity) return false;
-    const protocol = this.selector.select("tag-send", length);
-    if (protocol !== "inline" && protocol !== "zcopy") return false;
-    const d = direct();
+    const protocol = this.directProtocol(bytes.length);
+    const d = protocol === undefined ? undefined : direct();
     if (d === undefined) return false;
-    this.counts[protocol]++;
-    if (protocol === "inline") {
-      const r = d.sendCopy(endpoint, bytes, tagLo, tagHi);
-      if (r > 0) {
-        this.unfinishedCount++;
-        d.settleWith(r, (status) => this.arrived(sink, status));
-      } else if (r < 0) sink.failAfterSend(r);
-      target.succeed(undefined);
-      return true;
-    }
-    const r = d.send(endpoint, this.addressOf(bytes), length, tagLo, tagHi, bytes);
+    const r = this.postDirect(d, protocol!, endpoint, bytes, tagLo, tagHi, sink);
     if (r === UCS_OK) target.succeed(undefined);
     else if (r < 0) target.fail(sendError(r));
     else d.settleWith(r, (status) => (status === UCS_OK ? target.succeed(undefined) : target.fail(sendError(status))));
     return true;
+  }
+
+  /** The protocol a tag send of `length` bytes takes straight to UCX (sendDirect), or undefined where it does not. */
+  private directProtocol(length: number): "inline" | "zcopy" | undefined {
+    if (length > this.selector.limits.inlineCapacity) return undefined;
+    const protocol = this.selector.select("tag-send", length);
+    return protocol === "inline" || protocol === "zcopy" ? protocol : undefined;
+  }
+
+  /**
+   * Post a small tag send through `d` (counted under `protocol`). Returns UCS_OK when the caller
+   * may reuse its buffer now (inline: its bytes staged; an inline send UCX keeps reports its end
+   * as an early send's completion does, to `sink`), a negative status when UCX failed a zcopy send
+   * now, else the direct request id of a zcopy send UCX keeps (`settleWith` takes it).
+   */
+  private postDirect(d: DirectTags, protocol: "inline" | "zcopy", endpoint: number, bytes: Uint8Array, tagLo: number, tagHi: number, sink: SendFailureSink): number {
+    this.counts[protocol]++;
+    if (protocol === "zcopy") return d.send(endpoint, this.addressOf(bytes), bytes.length, tagLo, tagHi, bytes);
+    const r = d.sendCopy(endpoint, bytes, tagLo, tagHi);
+    if (r > 0) {
+      this.unfinishedCount++;
+      d.settleWith(r, (status) => this.arrived(sink, status));
+    } else if (r < 0) sink.failAfterSend(r);
+    return UCS_OK;
   }
 
   send(
