@@ -262,9 +262,9 @@ export class RequestPath {
   }
 
   /**
-   * Polling and blocking modes: tag receive `s` (Op.TagRecv's fields) handed to UCX straight from
-   * this call (DirectTags.recvRequest), or undefined when no direct call may go to UCX now (then
-   * take `request`). No submission record is written and executed, no completion record written
+   * Polling, blocking and hybrid modes: tag receive `s` (Op.TagRecv's fields) handed to UCX
+   * straight from this call (DirectTags.recvRequest), or undefined when no direct call may go to
+   * UCX now (then take `request`). No submission record is written and executed, no completion record written
    * and delivered (~0.3-0.5 us of a receive's JavaScript, docs/benchmarks.md): its entry in the
    * table is made as for any request, so what the table does for a receive (its endpoint's
    * failure and drain, an abort, the worker's close, buffers held until UCX reports it) holds
@@ -306,7 +306,7 @@ export class RequestPath {
   /**
    * A receive (Op.TagRecv's or Op.TagRecvIfQueued's fields in `s`) that reports into `request`
    * (ucx-request.ts: no Promise unless asked for): straight to UCX where a direct call may go now
-   * (polling, blocking; not `viaRing`), else through the ring. Returns its id (also given to
+   * (polling, blocking, hybrid while its driver runs; not `viaRing`), else through the ring. Returns its id (also given to
    * `request` for its cancel). A worker that is closing fails it at once.
    */
   receiveInto<T>(
