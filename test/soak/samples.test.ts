@@ -17,21 +17,29 @@ const MiB = 2 ** 20;
 
 test("malloc in use grows by what is malloc'd (in arenas and mmapped) and comes back when it is freed", () => {
   const c = openLibc();
-  c.malloc_trim(0);
-  const before = mallocInUse(c);
-  assert.ok(before > 0, `malloc in use ${before}`);
-  // 256 blocks of 64 KiB land in an arena; 4 of 4 MiB are mmapped by malloc: both count.
-  const blocks = [...Array.from({ length: 256 }, () => c.malloc(64 * 1024)), ...Array.from({ length: 4 }, () => c.malloc(4 * MiB))];
-  assert.ok(blocks.every((p) => p !== 0));
-  const held = mallocInUse(c) - before;
-  for (const p of blocks) c.free(p);
-  const after = mallocInUse(c) - before;
-  // The runtime's other threads (Node's platform workers, the loader's) malloc and free meanwhile:
-  // 1.8 MiB more was seen once under load, and 4 KiB less than the 32 MiB (31.996: another thread
-  // freed while the blocks were held) in 2 of 8 runs when the lower bound was 32 MiB itself. So the
-  // bounds leave them 4 MiB either way; either kind of block going uncounted (16 MiB) still fails.
-  assert.ok(held > 28 * MiB && held < 36 * MiB, `32 MiB malloc'd, in use grew by ${held / MiB} MiB`);
-  assert.ok(held - after > 28 * MiB && held - after < 36 * MiB, `32 MiB freed, in use fell by ${(held - after) / MiB} MiB`);
+  // The runtime's other threads (Node's platform workers, the loader's, the engine's pooled
+  // threads) malloc and free meanwhile: 1.8 MiB more was seen once under load, and 4 KiB less
+  // than the 32 MiB (31.996: another thread freed while the blocks were held) in 2 of 8 runs when
+  // the lower bound was 32 MiB itself. So the bounds leave them 4 MiB either way; either kind of
+  // block going uncounted (16 MiB) still fails. Once (a full CI run, 2026-12-07) another thread
+  // freed ~10 MiB inside the window (in use grew by 21.4 MiB): a reading disturbed so is taken
+  // again, up to three times; a counting that is wrong fails all three.
+  const readings: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    c.malloc_trim(0);
+    const before = mallocInUse(c);
+    assert.ok(before > 0, `malloc in use ${before}`);
+    // 256 blocks of 64 KiB land in an arena; 4 of 4 MiB are mmapped by malloc: both count.
+    const blocks = [...Array.from({ length: 256 }, () => c.malloc(64 * 1024)), ...Array.from({ length: 4 }, () => c.malloc(4 * MiB))];
+    assert.ok(blocks.every((p) => p !== 0));
+    const held = mallocInUse(c) - before;
+    for (const p of blocks) c.free(p);
+    const after = mallocInUse(c) - before;
+    const fits = (x: number) => x > 28 * MiB && x < 36 * MiB;
+    if (fits(held) && fits(held - after)) return;
+    readings.push(`32 MiB malloc'd, in use grew by ${held / MiB} MiB; freed, it fell by ${(held - after) / MiB} MiB`);
+  }
+  assert.unreachable(readings.join("; "));
 });
 
 test("RSS by kind of mapping: the runtime's files and anonymous memory are resident", () => {
