@@ -29,7 +29,7 @@ Options:
   --sizes S,...       message sizes (default 8,256,4K,64K,1M; at most 4M)
   --iterations N      round trips per latency point (default 1000); bandwidth rounds: N/10
   --mode M            progress mode: thread, polling, blocking, hybrid (default: the library's,
-                      hybrid)
+                      thread on Node and Deno, hybrid on Bun)
   --error-handling E  peer (default) or none (same-host shared memory)
   --spin US           thread mode: how long the application thread spins for a completion
   --thread-spin US    thread mode: how long the progress thread busy-polls after work
