@@ -84,7 +84,7 @@ export class DirectTags {
   private readonly polled: number[] = [];
   /** This thread called UCX since the polled receives were last checked: one may have completed. */
   private touched = false;
-  /** What `checkPolled` found done, five words each (slot, status, length, tag lo, hi), reported after its scan. */
+  /** What `finishPolled` found done, five words each (slot, status, length, tag lo, hi), reported after its scan. */
   private readonly polledDone: number[] = [];
 
   // One entry per slot: the UCX request (0: free), its kind, id, settle and buffer.
@@ -345,15 +345,7 @@ export class DirectTags {
       done[words++] = this.info[0]!;
       done[words++] = this.info[1]!;
     }
-    for (let i = 0; i < words; i += 5) {
-      const slot = done[i]!;
-      this.u.ucp_request_free(this.requests[slot]!);
-      this.handles.release(this.memhs[slot]);
-      const tableId = this.tableIds[slot]!;
-      const settle = this.release(slot);
-      if (tableId !== 0) this.requestSink(tableId, done[i + 1]!, done[i + 2]!, done[i + 3]!, done[i + 4]!);
-      else settle?.(done[i + 1]!, done[i + 2]!);
-    }
+    for (let i = 0; i < words; i += 5) this.end(done[i]!, done[i + 1]!, done[i + 2]!, done[i + 3]!, done[i + 4]!);
     return words / 5;
   }
 
@@ -374,19 +366,24 @@ export class DirectTags {
           this.u.ucp_tag_recv_request_test(request, this.infoAddress);
           length = u64At(this.info, 2);
         }
-        this.u.ucp_request_free(request);
-        this.handles.release(this.memhs[slot]);
-        const tableId = this.tableIds[slot]!;
-        const settle = this.release(slot);
         n++;
         // The sender's tag: the info's first u64 (as two u32 words).
-        if (tableId !== 0) this.requestSink(tableId, q[i + 1]!, length, this.info[0]!, this.info[1]!);
-        else settle?.(q[i + 1]!, length);
+        this.end(slot, q[i + 1]!, length, this.info[0]!, this.info[1]!);
       }
     } finally {
       this.completedWords = 0;
     }
     return n;
+  }
+
+  /** Request `slot` ended with `status`: free it, let go of its slot, and report it where it goes. */
+  private end(slot: number, status: number, length: number, tagLo: number, tagHi: number): void {
+    this.u.ucp_request_free(this.requests[slot]!);
+    this.handles.release(this.memhs[slot]);
+    const tableId = this.tableIds[slot]!;
+    const settle = this.release(slot);
+    if (tableId !== 0) this.requestSink(tableId, status, length, tagLo, tagHi);
+    else settle?.(status, length);
   }
 
   private release(slot: number): DirectSettle | undefined {
