@@ -110,8 +110,13 @@ export class Endpoint {
    * other failed send, in the caller's `await` / `.catch`, not as a synchronous exception.
    */
   private refusal(): Promise<never> | undefined {
-    if (this.#error) return Promise.reject(this.#error);
-    return this.receiveRefusal();
+    const refused = this.refusalError();
+    return refused && Promise.reject(refused);
+  }
+
+  /** `refusal`'s error itself, for the calls that report without a Promise (sendRequest). */
+  private refusalError(): UcxError | undefined {
+    return this.#error ?? this.receiveRefusalError();
   }
 
   /** Receives still work on a failed endpoint (what arrived can be read); not on a closed one. */
@@ -206,8 +211,7 @@ export class Endpoint {
    * fails. Host memory only.
    */
   sendRequest(buffer: BufferLike, tag: Tag): UcxRequest<void> {
-    if (this.#error) return UcxRequest.failed(this.#error);
-    const refused = this.receiveRefusalError();
+    const refused = this.refusalError();
     if (refused) return UcxRequest.failed(refused);
     if (isDeviceBuffer(buffer)) return UcxRequest.failed(unsupportedDevice("sendRequest"));
     const bytes = asBytes(buffer);
@@ -216,13 +220,21 @@ export class Endpoint {
     // Polling and blocking modes: a small send straight to UCX, its bytes staged (no address of
     // the caller's view is taken: a new subarray per send made each a WeakMap entry).
     if (this.worker.sendPath.sendDirectInto(this.directTags, this.id, bytes, tagLo, tagHi, this, request)) return request;
-    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, false, () => request.succeed(undefined));
-    this.worker.ownRequest(r.id, this);
-    // Resolved early (its bytes copied): done now. Else `onDone` above says so from inside the
-    // progress call that delivers its completion; a failure comes through the Promise.
-    if (r.early) request.succeed(undefined);
-    else r.promise.catch((e: unknown) => request.fail(e));
+    this.sendByRing(bytes, tagLo, tagHi, false, () => request.succeed(undefined), (e) => request.fail(e));
     return request;
+  }
+
+  /**
+   * A tag send through the submission ring that reports by callback (postSend, sendRequest):
+   * `done` at once where it resolved early (its bytes copied; `preferEarly`: whenever it fits a
+   * record), else from inside the progress call that delivers its completion; `failed` when its
+   * Promise rejects.
+   */
+  private sendByRing(bytes: Uint8Array, tagLo: number, tagHi: number, preferEarly: boolean, done: () => void, failed: (e: unknown) => void): void {
+    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, preferEarly, done);
+    this.worker.ownRequest(r.id, this);
+    if (r.early) done();
+    else r.promise.catch(failed);
   }
 
   /** `recv` into staging memory: `released` runs once UCX no longer holds `bytes` (at once if it never did). */
@@ -262,14 +274,10 @@ export class Endpoint {
     // forced close): one UCX keeps is cancelled by that close and reported through `failed`.
     const direct = this.worker.sendPath.sendsEarly(bytes.length) ? this.worker.directTags() : undefined;
     if (direct) return this.sendDirect(direct, bytes, tagLo, tagHi, done, failed);
-    const r = this.worker.sendPath.send(Op.TagSend, "tag-send", this.id, bytes, tagLo, tagHi, "ucp_tag_send_nbx", this, true, done);
-    this.worker.ownRequest(r.id, this);
     // A send that did not resolve at once (a large one) reports success through `done` from
     // inside the progress call that completes it, as a plan's receive does (a step polling
-    // synchronously sees it there; through the Promise it waited out the whole poll budget);
-    // its failure still comes through the Promise.
-    if (r.early) done();
-    else r.promise.catch(failed);
+    // synchronously sees it there; through the Promise it waited out the whole poll budget).
+    this.sendByRing(bytes, tagLo, tagHi, true, done, failed);
   }
 
   private sendDirect(direct: DirectTags, bytes: Uint8Array, tagLo: number, tagHi: number, done: () => void, failed: (e: unknown) => void): void {
