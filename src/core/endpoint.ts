@@ -446,6 +446,12 @@ export class Endpoint {
         owner: this.worker,
         key: `${scope}:${tag}:${options.mask ?? FULL_MASK}`,
         recv: (bytes, t, m, released) => {
+          // The batch posts as it goes (its next header, its next chunk once a slot frees, a
+          // queued batch once the one before it has posted all): a receive posted after this
+          // endpoint's close has swept its receives would wait, holding its slot and frames,
+          // until the worker closed. Thrown, it never reaches UCX and the batch rejects.
+          const refused = this.receiveRefusalError();
+          if (refused) throw refused;
           const r = this.worker.tagRecv(bytes, t, m, {}, scope, this.queuedOnly, released);
           return { promise: this.trackReceive(r), cancel: () => this.worker.cancel(r.id) };
         },

@@ -145,7 +145,7 @@ for (const variant of ["stand-in", "real"] as const) {
   test(names[3]!, async () => {
     const r = await runPeer("gpu-pipeline", ["inproc"], staged);
     assert.is(r.code, 0, `exit ${r.code} ${r.signal ?? ""}: ${r.stderr.slice(-2000)}`);
-    assertAllPassed(results(r.stdout), 9, r.stderr);
+    assertAllPassed(results(r.stdout), 10, r.stderr);
   });
 
   test(names[4]!, async () => {

@@ -169,6 +169,23 @@ if (role === "inproc") {
       if (!samePattern((f as DeviceBuffer).copyToHost(), 41)) throw new Error("content differs");
       await slotsBack("endpoint batch");
     });
+    await check("an endpoint closed under two queued batches: both reject, the second never posts on the closed endpoint", async () => {
+      // The second batch posts its first receive only once the first has posted all of its own
+      // (takeTurn): here once the close has cancelled the first. A receive posted after the close's
+      // sweep would wait, its pinned slot and frames held, until the worker closed (the soak's
+      // wind-down, 2026-12-07: 3 pinned buffers and 2 DeviceBuffers out until then).
+      const { ab, ba } = await helloEndpoints(p.a, p.b, p.run);
+      const first = ba.recvMulti(14, { deviceFrames: "device" });
+      const second = ba.recvMulti(14, { deviceFrames: "device" });
+      const outcomes = [first, second].map((r) => ucxRejection(r));
+      await p.run(new Promise((r) => setTimeout(r, 20))); // the first batch's header receive is posted
+      await p.run(Promise.all([ba.close(), ab.close()]));
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("a batch queued behind a closed endpoint never settled")), 5000).unref?.());
+      const [e1, e2] = await p.run(Promise.race([Promise.all(outcomes), timeout]));
+      expect(e1.code, "UCS_ERR_CANCELED", `first batch (${e1.message})`);
+      expect(e2.code, "UCX_TS_CLOSED", `second batch (${e2.message})`);
+      await slotsBack("after the close");
+    });
   } finally {
     await p.close();
   }
