@@ -50,9 +50,30 @@ const freeAll = (xs: readonly unknown[]) => {
   for (const x of xs) if (x instanceof DeviceBuffer) x.free();
 };
 
+/**
+ * GPU operations whose parts have not all settled, by name, with each part's state: what a soak
+ * that ends with GPU memory still out prints (main.ts), so that the part UCX or the library never
+ * finished is named, not guessed.
+ */
+const unsettled = new Map<string, string[]>();
+
+/** The GPU operations not settled yet (unsettled), one line each. */
+export function unsettledGpuOperations(): string[] {
+  return [...unsettled].map(([what, states]) => `${what}: ${states.join(", ")}`);
+}
+
 /** Free `buffers` (and what `results` hands over) once every part has settled: UCX and the copies are done with them then. */
-function freeWhenSettled(parts: readonly Promise<unknown>[], buffers: readonly unknown[], results?: Promise<unknown>): void {
+function freeWhenSettled(what: string, partNames: readonly string[], parts: readonly Promise<unknown>[], buffers: readonly unknown[], results?: Promise<unknown>): void {
+  const states = partNames.map((n) => `${n} pending`);
+  unsettled.set(what, states);
+  parts.forEach((p, i) =>
+    p.then(
+      () => (states[i] = `${partNames[i]} done`),
+      (e: unknown) => (states[i] = `${partNames[i]} failed (${(e as { code?: string }).code ?? String(e)})`),
+    ),
+  );
   void Promise.allSettled(parts).then(() => {
+    unsettled.delete(what);
     freeAll(buffers);
     results?.then(
       (r) => freeAll(Array.isArray(r) ? r : [(r as { device?: DeviceBuffer }).device]),
@@ -119,7 +140,7 @@ export class GpuTraffic {
       await all(parts);
       if (!sameBytes(out, hostBytes(back))) throw new CorruptionError(`GPU tag echo ${id} (${out.length} B, ${mem(sendDevice)} -> ${mem(peerDevice)} -> ${mem(recvDevice)}) differs`);
     } finally {
-      freeWhenSettled(parts, [src, back]);
+      freeWhenSettled(`gpu-tag ${id} (${out.length} B, ${mem(sendDevice)} -> ${mem(peerDevice)} -> ${mem(recvDevice)})`, ["control", "send", "echo receive"], parts, [src, back]);
     }
     this.leg(sendDevice, peerDevice);
     this.leg(peerDevice, recvDevice);
@@ -142,7 +163,7 @@ export class GpuTraffic {
       if (!sameBytes(out, m.device ? m.device.copyToHost() : m.data) || !sameBytes(header, m.header)) throw new CorruptionError(`GPU active message echo ${id} (${out.length} B, ${mem(device)}) differs`);
       m.release();
     } finally {
-      freeWhenSettled(parts, [src], echo);
+      freeWhenSettled(`gpu-am ${id} (${out.length} B, ${mem(device)})`, ["control", "amSend", "echo amRecv"], parts, [src], echo);
     }
     this.leg(device, device);
     this.leg(device, device);
@@ -166,7 +187,7 @@ export class GpuTraffic {
         if (!sameBytes(host[i]!, hostBytes(g))) throw new CorruptionError(`GPU multi-buffer echo ${id}, frame ${i} (${host[i]!.length} B, ${mem(device[i]!)}) differs`);
       }
     } finally {
-      freeWhenSettled(parts, frames, echo);
+      freeWhenSettled(`gpu-multi ${id} (${n} frames)`, ["control", "sendMulti", "echo recvMulti"], parts, frames, echo);
     }
     for (const d of device) {
       this.leg(d, d);
@@ -201,7 +222,12 @@ export function deviceReceiveToAbort(ep: Endpoint, tag: number, signal: AbortSig
   if (multi) return ep.recvMulti(tag, { deviceFrames: "device", signal });
   const d = DeviceBuffer.allocate(64);
   const r: Promise<RecvResult> = ep.recv(d, tag, undefined, { signal });
-  const free = () => d.free();
+  const what = `aborted device receive, tag ${tag}`;
+  unsettled.set(what, ["receive pending"]);
+  const free = () => {
+    unsettled.delete(what);
+    d.free();
+  };
   r.then(free, free);
   return r;
 }

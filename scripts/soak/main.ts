@@ -43,7 +43,7 @@ import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./work
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
-import { deviceReceiveToAbort, GPU_DEFAULT_MAX, GPU_SHARE, GpuTraffic, type GpuChoice } from "./gpu.ts";
+import { deviceReceiveToAbort, GPU_DEFAULT_MAX, GPU_SHARE, GpuTraffic, type GpuChoice, unsettledGpuOperations } from "./gpu.ts";
 import { chooseCudart } from "./gpu-library.ts";
 import { GPU_KINDS, type GpuKind } from "./protocol.ts";
 import { soakScript } from "./files.ts";
@@ -483,6 +483,11 @@ const gpuLeft = async () => {
   return gpu.outstanding();
 };
 const gpuWound = await gpuLeft();
+// GPU memory still out after the wind-down: name the operations whose parts never settled, and
+// what the worker still holds, before the close settles them (the close cancels everything).
+if (gpuWound !== undefined && (gpuWound.pinned > 0 || gpuWound.device > 0)) {
+  process.stderr.write(`soak: GPU memory out after wind-down (${gpuWound.pinned} pinned, ${gpuWound.device} DeviceBuffers); worker requests pending ${worker.pendingRequests}, lingering ops ${lingeringOps()}; unsettled GPU operations:\n${unsettledGpuOperations().map((l) => `  ${l}\n`).join("") || "  none\n"}`);
+}
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).
 const woundPoint = await restPoint(true);
