@@ -46,10 +46,9 @@ of a series of one-way transfers, for ucx-ts and for the same exchange over node
 socket between the same two processes), and which UCX transports the endpoint used.
 
 Options:
-  --mode MODE              progress mode of both workers: thread (a progress thread; the
-                           default on Node and Deno), hybrid (the application thread drives
-                           UCX by itself while it waits; the default on Bun) or polling (the
-                           application progresses the worker)
+  --mode MODE              progress mode of both workers: hybrid (the application thread
+                           drives UCX by itself while it waits; the default), thread (a
+                           progress thread) or polling (the application progresses the worker)
   --error-handling EH      peer: UCX detects a dead peer (the library's default); on UCX 1.13
                            this restricts two processes to tcp over loopback.
                            none: no peer failure detection; UCX may use shared memory.

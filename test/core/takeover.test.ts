@@ -39,7 +39,7 @@ if (!backend().callbacksFromOtherThreads) {
   const reason = `${backend().name} cannot run a C callback on a thread other than the one that made it, and UCX calls the endpoint error handler on whichever thread progresses it: takeover is ignored there`;
   skipWithReason(test, "takeover on: the application thread drives UCX", reason);
   test("takeover on is ignored where the FFI cannot take it: plain thread mode", async () => {
-    const w = await Worker.create({ takeover: true });
+    const w = await Worker.create({ progressMode: "thread", takeover: true });
     try {
       assert.is(w.takeoverStats, null);
     } finally {
@@ -162,7 +162,7 @@ if (!backend().callbacksFromOtherThreads) {
 
   test("takeover on: while the application thread runs other code, the progress thread takes UCX back and moves the data", async () => {
     const peer = await startPeer("thread", "peer"); // an echo peer in another process
-    const w = await Worker.create({ takeover: true });
+    const w = await Worker.create({ progressMode: "thread", takeover: true });
     const run = <T>(p: Promise<T>) => drive([w], p, 60_000);
     try {
       const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));
@@ -206,7 +206,7 @@ if (!backend().callbacksFromOtherThreads) {
 
   test("takeover on: a peer killed while this thread drives UCX rejects the pending receive with an endpoint error", async () => {
     const peer = await startPeer("thread", "peer", "hang");
-    const w = await Worker.create({ takeover: true, errorHandling: "peer" });
+    const w = await Worker.create({ progressMode: "thread", takeover: true, errorHandling: "peer" });
     const run = <T>(p: Promise<T>, ms = 60_000) => drive([w], p, ms);
     try {
       const ep = await run(w.connect({ host: "127.0.0.1", port: peer.port }));

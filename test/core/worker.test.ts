@@ -251,10 +251,10 @@ threadSpin.run();
 
 const defaults = suite("core/worker (default progress mode)");
 
-defaults("the default mode pays no thread hop per operation: thread with takeover where the FFI allows it, else hybrid", async () => {
+defaults("the default mode pays no thread hop per operation: hybrid, on every runtime", async () => {
   const w = await Worker.create({ errorHandling: "none" });
   try {
-    assert.is(w.progressMode, backend().callbacksFromOtherThreads ? "thread" : "hybrid");
+    assert.is(w.progressMode, "hybrid");
     // It drives itself: a send to itself completes without a progress loop of ours.
     const self = await w.connect(await w.address());
     const into = new Uint8Array(8);

@@ -181,7 +181,7 @@ if (role === "inproc") {
       await p.run(new Promise((r) => setTimeout(r, 20))); // the first batch's header receive is posted
       await p.run(Promise.all([ba.close(), ab.close()]));
       const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("a batch queued behind a closed endpoint never settled")), 5000).unref?.());
-      const [e1, e2] = await p.run(Promise.race([Promise.all(outcomes), timeout]));
+      const [e1, e2] = (await p.run(Promise.race([Promise.all(outcomes), timeout]))) as [UcxError, UcxError];
       expect(e1.code, "UCS_ERR_CANCELED", `first batch (${e1.message})`);
       expect(e2.code, "UCX_TS_CLOSED", `second batch (${e2.message})`);
       await slotsBack("after the close");

@@ -3,7 +3,7 @@
  * budgets a progress mode starts with, from the core count.
  */
 import { cpus } from "node:os";
-import { backend, getEnv } from "../../ffi/index.ts";
+import { getEnv } from "../../ffi/index.ts";
 import { DEFAULT_AM_LIMITS, type AmQueueLimits } from "../am/inbox.ts";
 import { DEFAULT_FEATURES, type Feature } from "../context.ts";
 import type { ErrorHandling } from "../endpoint.ts";
@@ -19,8 +19,8 @@ export interface WorkerOptions {
    * `thread`: a progress thread; `polling`: call `progress()`; `blocking`: `wait()`;
    * `hybrid`: this thread drives UCX by itself while work is outstanding (spinning briefly,
    * then parked on UCX's event fd): polling's latency without a loop of your own.
-   * Default: `thread` where the runtime lets the application thread take UCX over while it
-   * awaits (Node, Deno), else `hybrid` (Bun): see `defaultProgressMode()`.
+   * Default: `hybrid` on every runtime (see `defaultProgressMode()`); `thread` when UCX must
+   * also move while your own JavaScript runs (a large transfer in flight during a computation).
    */
   readonly progressMode?: ProgressMode;
   /**
@@ -106,15 +106,22 @@ function defaultSpins(): { app: number; thread: number; hybrid: number; adaptive
 }
 
 /**
- * The progress mode a worker gets when none is asked for: one whose round trip pays no hop
- * between threads. Thread mode avoids the hop only through takeover (the application thread
- * drives UCX while it awaits), which needs UCX's callbacks, made on the progress thread, to be
- * callable from the application thread: where the FFI cannot (Backend.callbacksFromOtherThreads
- * false: Bun), every thread-mode round trip is two wake-ups, 161-411 us on a 2-core VM against
- * 6-10 us in hybrid mode (docs/progress-modes.md), so hybrid is the default there.
+ * The progress mode a worker gets when none is asked for: `hybrid`, on every runtime. It pays
+ * no hop between threads per operation (the application thread drives UCX while something is
+ * awaited, then parks on UCX's event fd), as UCX-Py's default event-loop progress does. Thread
+ * mode avoids the hop only through takeover, which Bun's FFI cannot do (its thread-mode round
+ * trip is two wake-ups, 124-163 us against hybrid's 1.9), and where it can (Node, Deno) it was
+ * slower than hybrid on nearly every row of `npm run bench -- --quick` once hybrid took the
+ * direct tag path (2026-12-07, three runs, 2 cores): 8 B round trip Node 4.4-4.6 against
+ * 3.3-3.5 us, Deno 4.7-6.1 against 2.6-2.7 (polling 2.9-3.1, 2.2-2.3: hybrid is issue 21's
+ * "default at most 1.5x polling", thread is not); 8 B windows and active messages 1.5-3x
+ * faster in hybrid, 64 KiB bandwidth mostly; only Node's 1 MiB tag bandwidth was higher in
+ * thread mode (12.0-15.0 against 9.0-12.2 GB/s). Thread mode remains for work whose transfers
+ * must move while the application's own JavaScript runs: hybrid progresses only while the
+ * application thread is free (docs/progress-modes.md).
  */
 export function defaultProgressMode(): ProgressMode {
-  return backend().callbacksFromOtherThreads ? "thread" : "hybrid";
+  return "hybrid";
 }
 
 /** The engine options of a worker in `mode` (the bounce pool is added once it exists). */
