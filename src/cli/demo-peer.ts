@@ -10,7 +10,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import process from "node:process";
 import { USER_TAG_MASK, Worker, type Endpoint, type ErrorHandling, type ProgressMode } from "../index.ts";
-import { bulkSeed, patternFor, plan, receiveBuffer, StreamReader, TAG_ACK, TAG_BULK, TAG_BYE, TAG_FIN, TAG_PING, TAG_PONG, verify, writeAll, type Plan } from "./demo-protocol.ts";
+import { BULK_ROUNDS, bulkSeed, patternFor, plan, receiveBuffer, StreamReader, TAG_ACK, TAG_BULK, TAG_BYE, TAG_FIN, TAG_PING, TAG_PONG, verify, writeAll, type Plan } from "./demo-protocol.ts";
 
 export interface PeerOptions {
   readonly host: string;
@@ -66,9 +66,11 @@ export async function runPeer(o: PeerOptions, write: (text: string) => void): Pr
       // The bulk phases' receive buffers, made (and their pages touched) before the timed part.
       const bulk = Array.from({ length: p.transfers }, () => receiveBuffer(p.size));
       await ucxEcho(ep, p, pattern, check, o.corrupt === true && size === o.sizes[0]);
-      await ucxSink(ep, p, pattern, check, bulk);
+      // A warm-up round is checked before its acknowledgement: checked after it, the check
+      // would run while the demo's timed round is already sending.
+      for (let round = 1; round <= BULK_ROUNDS; round++) await ucxSink(ep, p, pattern, check, bulk, round === BULK_ROUNDS);
       await tcpEcho(socket, reader, p, pattern, check);
-      await tcpSink(socket, reader, p, pattern, check, bulk);
+      for (let round = 1; round <= BULK_ROUNDS; round++) await tcpSink(socket, reader, p, pattern, check, bulk, round === BULK_ROUNDS);
     }
 
     const transports = await ep.transports();
@@ -116,15 +118,18 @@ async function ucxEcho(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check,
 
 /**
  * Bulk transfers land in `bulk`, one buffer each, taken by windows of receives posted ahead (one
- * recvMany per window, UCX matches them in order). Every byte is verified once the transfers are
- * acknowledged: the sender's clock stops at the acknowledgement, so checking is not timed.
+ * recvMany per window, UCX matches them in order). Every byte is verified; in the timed round
+ * (`timed`) once the transfers are acknowledged: the sender's clock stops at the
+ * acknowledgement, so checking is not timed. A warm-up round is checked before it.
  */
-async function ucxSink(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check, bulk: Uint8Array[]): Promise<void> {
+async function ucxSink(ep: Endpoint, p: Plan, pattern: Uint8Array, check: Check, bulk: Uint8Array[], timed: boolean): Promise<void> {
   const windows: Promise<{ length: number }[]>[] = [];
   for (let i = 0; i < p.transfers; i += p.window) windows.push(ep.recvMany(bulk.slice(i, i + p.window), TAG_BULK));
   const got = (await Promise.all(windows)).flat();
+  const checkAll = () => got.forEach((r, i) => check(bulk[i]!.subarray(0, r.length), pattern, p, bulkSeed(p, i), "ucx-ts transfer"));
+  if (!timed) checkAll();
   await ep.send(ackFor(p), TAG_ACK);
-  got.forEach((r, i) => check(bulk[i]!.subarray(0, r.length), pattern, p, bulkSeed(p, i), "ucx-ts transfer"));
+  if (timed) checkAll();
 }
 
 async function tcpEcho(socket: Socket, reader: StreamReader, p: Plan, pattern: Uint8Array, check: Check): Promise<void> {
@@ -141,10 +146,12 @@ async function tcpEcho(socket: Socket, reader: StreamReader, p: Plan, pattern: U
 }
 
 /** node:net's bulk phase the same way: every transfer read into its own buffer, verified after the acknowledgement. */
-async function tcpSink(socket: Socket, reader: StreamReader, p: Plan, pattern: Uint8Array, check: Check, bulk: Uint8Array[]): Promise<void> {
+async function tcpSink(socket: Socket, reader: StreamReader, p: Plan, pattern: Uint8Array, check: Check, bulk: Uint8Array[], timed: boolean): Promise<void> {
   for (let i = 0; i < p.transfers; i++) await reader.read(bulk[i]!);
+  const checkAll = () => bulk.forEach((b, i) => check(b, pattern, p, bulkSeed(p, i), "node:net transfer"));
+  if (!timed) checkAll();
   await writeAll(socket, ackFor(p));
-  bulk.forEach((b, i) => check(b, pattern, p, bulkSeed(p, i), "node:net transfer"));
+  if (timed) checkAll();
 }
 
 /** The acknowledgement of a bulk phase: 8 bytes, the number of transfers received. */
