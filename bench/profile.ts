@@ -11,6 +11,7 @@
  *                                    worker.amRecv and released; UCXX's format, AM id 0)
  *   ... --requests                   recvRequest + sendRequest + progress() until done (polling
  *                                    or blocking: UcxRequests, no Promise but the round's own)
+ *   ... --size=N                     N-byte messages instead of 8 (tag rounds)
  *
  * With --allocation the rounds run in chunks of 50, and a chunk's growth of the used heap
  * is what it allocated unless a collection ran inside it (the heap then shrinks or grows less):
@@ -35,8 +36,11 @@ const WARM = 2000;
 
 const worker = await Worker.create({ progressMode: mode, errorHandling: "none" });
 const self = await worker.settled(worker.connect(await worker.settled(worker.address())));
-const out = new Uint8Array(8);
-const into = new Uint8Array(8);
+const sizeArg = process.argv.find((a) => a.startsWith("--size="));
+const size = sizeArg === undefined ? 8 : Number(sizeArg.slice("--size=".length));
+if (!Number.isInteger(size) || size < 0) throw new Error(`--size=N takes a byte count, got ${sizeArg}`);
+const out = new Uint8Array(size);
+const into = new Uint8Array(size);
 
 /** One send+receive through the endpoint to ourselves. */
 async function tagOnce(): Promise<void> {
