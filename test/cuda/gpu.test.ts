@@ -124,7 +124,7 @@ for (const variant of ["stand-in", "real"] as const) {
   test(names[0]!, async () => {
     const r = await runPeer("gpu-api", ["api", variant === "stand-in" ? "standin" : "real"], cudart);
     assert.is(r.code, 0, `exit ${r.code} ${r.signal ?? ""}: ${r.stderr.slice(-2000)}`);
-    assertAllPassed(results(r.stdout), variant === "stand-in" ? 9 : 8, r.stderr);
+    assertAllPassed(results(r.stdout), variant === "stand-in" ? 10 : 9, r.stderr);
   });
 
   test(names[1]!, async () => {

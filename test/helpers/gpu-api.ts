@@ -10,7 +10,7 @@
  */
 import process from "node:process";
 import { collectInfo, cudaAvailability, cudaRuntime, DeviceBuffer, pointerAttributes, ucx, UcxError } from "../../src/index.ts";
-import { helloEndpoints, pair, pattern, samePattern } from "./workers.ts";
+import { helloEndpoints, pair, pattern, samePattern, ucxRejection } from "./workers.ts";
 import { check } from "./child-check.ts";
 
 const [role, flavour] = process.argv.slice(2);
@@ -175,6 +175,29 @@ await check("put and get with device memory on this side; stream send and receiv
     const [n] = await p.run(Promise.all([ba.streamRecv(into), ab.streamSend(from)]));
     expect(n, 70_000, "stream length");
     if (!samePattern(into.copyToHost(), 33)) throw new Error("stream into device memory");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("unread active messages with device data count their device bytes toward maxQueuedBytes", async () => {
+  // The router copies device data into a DeviceBuffer on arrival (its host data is then empty):
+  // queued unread, they once counted 0 bytes, so GPU memory was bounded only by the count.
+  // Polling mode: the arrivals are routed while p.run progresses, before any receive is posted.
+  const p = await pair("polling", { am: { maxQueuedMessages: 100, maxQueuedBytes: 6_000 } });
+  try {
+    const { ab, ba } = await helloEndpoints(p.a, p.b, p.run);
+    const src = DeviceBuffer.allocate(4_000);
+    src.copyFromHost(pattern(4_000, 51));
+    await p.run(ab.amSend(src));
+    await p.run(ab.amSend(src)); // over the bound once the first is queued: refused, its DeviceBuffer freed
+    await p.run(new Promise((r) => setTimeout(r, 50)));
+    const first = await p.run(ba.amRecv());
+    if (!first.device || !samePattern(first.device.copyToHost(), 51)) throw new Error("the first message, device data, differs");
+    first.device.free();
+    const e = await ucxRejection(p.run(ba.amRecv()));
+    expect(e.code, "UCX_TS_LIMIT_EXCEEDED", `second message (${e.message})`);
+    src.free();
   } finally {
     await p.close();
   }

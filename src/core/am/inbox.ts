@@ -107,7 +107,7 @@ export class AmInbox {
   put(message: AmMessage, seq: number, home: AmInbox = this): void {
     const w = this.waiters[0];
     if (w) return this.feed(w, message, seq, home);
-    const size = message.data.length + message.header.length;
+    const size = queuedBytes(message);
     if (this.messages >= this.limits.maxQueuedMessages || this.bytes + size > this.limits.maxQueuedBytes) {
       const last = this.entries[this.entries.length - 1];
       if (last && "refused" in last) last.refused++;
@@ -132,7 +132,7 @@ export class AmInbox {
     if (e === undefined || !("message" in e)) return undefined;
     this.entries.shift();
     this.messages--;
-    this.bytes -= e.message.data.length + e.message.header.length;
+    this.bytes -= queuedBytes(e.message);
     return e.message;
   }
 
@@ -154,7 +154,7 @@ export class AmInbox {
     }
     if ("message" in e) {
       this.messages--;
-      this.bytes -= e.message.data.length + e.message.header.length;
+      this.bytes -= queuedBytes(e.message);
       return Promise.resolve(e.message);
     }
     return Promise.reject(this.entryError(e));
@@ -256,7 +256,7 @@ export class AmInbox {
   unshift(message: AmMessage, seq: number): void {
     if (this.closed) return dropDevice(message);
     this.messages++;
-    this.bytes += message.data.length + message.header.length;
+    this.bytes += queuedBytes(message);
     this.entries.unshift({ message, seq });
   }
 
@@ -310,6 +310,17 @@ export class AmInbox {
     this.messages = 0;
     this.bytes = 0;
   }
+}
+
+/**
+ * What a queued message holds, for the queue's byte bound: its data, or the size of the
+ * DeviceBuffer the router copied it into (its host `data` is then empty). Counted as 0, device
+ * messages queued without bound in bytes: GPU memory held up to maxQueuedMessages times the
+ * largest message (a soak's wind-down found one held in the inbox of senders with no endpoint
+ * here, 2026-12-07).
+ */
+function queuedBytes(message: AmMessage): number {
+  return (message.device?.size ?? message.data.length) + message.header.length;
 }
 
 /**
