@@ -43,6 +43,7 @@ import { CYCLE_BOUND_MIB_PER_1000, workerCycles, type CycleReport } from "./work
 import { allocatorEnv, applyAllocator, type MallocChoice } from "./allocator.ts";
 import { fitLine, verdict, type Fit } from "./regression.ts";
 import { collectivesLane, type CollectivesReport } from "./collectives.ts";
+import { outstandingDeviceBufferStacks } from "../../src/core/cuda/device-buffer.ts";
 import { deviceReceiveToAbort, GPU_DEFAULT_MAX, GPU_SHARE, GpuTraffic, type GpuChoice, unsettledGpuOperations } from "./gpu.ts";
 import { chooseCudart } from "./gpu-library.ts";
 import { GPU_KINDS, type GpuKind } from "./protocol.ts";
@@ -119,6 +120,9 @@ const mallocChoice = choiceOption<MallocChoice>("malloc", ["fixed", "dynamic"]) 
 const allocator = applyAllocator(mallocChoice);
 const gpuChoice = choiceOption<GpuChoice>("gpu", ["stand-in", "real", "off"]) ?? "off";
 // libcudart is named before anything touches CUDA, and the peers inherit the choice (UCX_TS_CUDART).
+// Every DeviceBuffer's allocation stack while it is out (device-buffer.ts), printed if the
+// wind-down finds any still out: read at the first allocation, after this line.
+if (gpuChoice !== "off") process.env.UCX_TS_DEBUG_DEVICE_BUFFERS ??= "1";
 const gpu = gpuChoice === "off" ? undefined : new GpuTraffic(gpuChoice, chooseCudart(gpuChoice), Math.max(1, option("gpu-max-size", GPU_DEFAULT_MAX)));
 /** The share of the lanes' operations that are GPU ones (taken out of the same time, not added to it). */
 const gpuShare = Math.min(1, option("gpu-share", GPU_SHARE));
@@ -479,10 +483,16 @@ for (const until = Date.now() + 30_000; lingeringOps() > 0 && Date.now() < until
 // endpoint closed since, is queued with the senders that have no endpoint here, where only
 // worker.amRecv() takes it. The soak, as an application must, takes them and lets their memory
 // go (a GPU echo's DeviceBuffer among them: left there, it was counted out after the wind-down).
-const unclaimed = { messages: 0, device: 0 };
-for (;;) {
-  const m = await worker.amRecv({ signal: AbortSignal.timeout(20) }).catch(() => undefined);
-  if (m === undefined) break;
+const unclaimed = { messages: 0, device: 0, errors: 0 };
+for (let i = 0; i < 100_000; i++) {
+  // An error queued ahead (a receive error of a failed endpoint) is taken like a message; the
+  // timeout (nothing queued any more) ends it.
+  const m = await worker.amRecv({ signal: AbortSignal.timeout(20) }).catch((e: UcxError) => e);
+  if (m instanceof UcxError) {
+    if (m.name === "AbortError") break;
+    unclaimed.errors++;
+    continue;
+  }
   unclaimed.messages++;
   if (m.device) {
     unclaimed.device++;
@@ -490,7 +500,7 @@ for (;;) {
   }
   m.release();
 }
-if (unclaimed.messages > 0) process.stderr.write(`soak: ${unclaimed.messages} active message(s) left unreceived after the wind-down (${unclaimed.device} with device data), taken and freed\n`);
+if (unclaimed.messages + unclaimed.errors > 0) process.stderr.write(`soak: ${unclaimed.messages} active message(s) left unreceived after the wind-down (${unclaimed.device} with device data), taken and freed; ${unclaimed.errors} receive error(s) queued with them\n`);
 // GPU memory: every pinned staging buffer back in the pool and every DeviceBuffer freed once
 // the operations have settled (a failed receive's pinned buffer comes back when UCX reports it).
 const gpuLeft = async () => {
@@ -503,6 +513,8 @@ const gpuWound = await gpuLeft();
 // what the worker still holds, before the close settles them (the close cancels everything).
 if (gpuWound !== undefined && (gpuWound.pinned > 0 || gpuWound.device > 0)) {
   process.stderr.write(`soak: GPU memory out after wind-down (${gpuWound.pinned} pinned, ${gpuWound.device} DeviceBuffers); worker requests pending ${worker.pendingRequests}, lingering ops ${lingeringOps()}; unsettled GPU operations:\n${unsettledGpuOperations().map((l) => `  ${l}\n`).join("") || "  none\n"}`);
+  // With UCX_TS_DEBUG_DEVICE_BUFFERS=1 (the soak sets it with --gpu): who allocated them.
+  for (const stack of outstandingDeviceBufferStacks()) process.stderr.write(`soak: DeviceBuffer still out, ${stack}\n`);
 }
 // Every connection is closed and nothing is in flight: what the runtime still holds now (after a
 // GC) is kept for nobody, unlike a sample taken under traffic (payloads in flight up to 128 MiB).

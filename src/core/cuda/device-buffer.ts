@@ -7,7 +7,7 @@
  * and kept: the object is the cache entry of its allocation. JavaScript memory (typed arrays,
  * ArrayBuffers) is always host memory, allocated by the JS engine, so it is never asked about.
  */
-import { CUDA_MEMCPY, CUDA_MEMORY_TYPE, CUDA_POINTER_ATTRIBUTES as ATTR, type CudaRuntime, type Pointer } from "../../ffi/index.ts";
+import { CUDA_MEMCPY, CUDA_MEMORY_TYPE, CUDA_POINTER_ATTRIBUTES as ATTR, getEnv, type CudaRuntime, type Pointer } from "../../ffi/index.ts";
 import { asBytes, type BufferLike } from "../buffers.ts";
 import { invalidArgument, UcxError } from "../errors.ts";
 import { ucx } from "../library.ts";
@@ -55,6 +55,24 @@ export interface DeviceMemoryStats {
   readonly peakBytes: number;
 }
 
+/**
+ * UCX_TS_DEBUG_DEVICE_BUFFERS=1: the allocation stack of every buffer `allocate` made and `free`
+ * has not given back yet, for finding who holds GPU memory a program expected back (the soak
+ * prints them when its wind-down finds some out). Off by default: a stack per allocation.
+ */
+let liveStacksChosen: Map<DeviceBuffer, string> | undefined | null = null;
+/** Read at the first allocation (a program may set the variable after loading ucx-ts). */
+function liveStacks(): Map<DeviceBuffer, string> | undefined {
+  if (liveStacksChosen === null) liveStacksChosen = getEnv("UCX_TS_DEBUG_DEVICE_BUFFERS") === "1" ? new Map() : undefined;
+  return liveStacksChosen;
+}
+
+/** With UCX_TS_DEBUG_DEVICE_BUFFERS=1, the allocation stacks of the buffers not freed yet; else empty. */
+export function outstandingDeviceBufferStacks(): string[] {
+  const live = liveStacks();
+  return live ? [...live].map(([b, stack]) => `${b.size} B: ${stack}`) : [];
+}
+
 export function deviceMemoryStats(): DeviceMemoryStats {
   return { ...counts, outstanding: counts.allocated - counts.freed, outstandingBytes: counts.allocatedBytes - counts.freedBytes };
 }
@@ -94,7 +112,9 @@ export class DeviceBuffer {
     counts.allocated++;
     counts.allocatedBytes += size;
     counts.peakBytes = Math.max(counts.peakBytes, counts.allocatedBytes - counts.freedBytes);
-    return new DeviceBuffer(cuda, size === 0 ? 0 : out.pointer(0), size, device, "device", true);
+    const buffer = new DeviceBuffer(cuda, size === 0 ? 0 : out.pointer(0), size, device, "device", true);
+    liveStacks()?.set(buffer, new Error("allocated here").stack ?? "");
+    return buffer;
   }
 
   /**
@@ -183,6 +203,7 @@ export class DeviceBuffer {
     if (!this.owned) return;
     counts.freed++;
     counts.freedBytes += this.size;
+    liveStacks()?.delete(this);
     if (this.address !== 0) cudaCheck(this.cuda, this.cuda.cudaFree(this.address), "cudaFree");
   }
 }
