@@ -13,7 +13,8 @@
  * the server's minor page faults per recvMany window and AM window (bench/page-faults.ts).
  * UCX_TS_BENCH_WINDOWS=<prefix>: both sides' per-window evidence (bench/window-trace.ts).
  * UCX_TS_PROFILE=1 with UCX_TS_BENCH_PROFILE=<prefix>: both sides' phases and C calls over the
- * timed windows of the sendMany row, written to <prefix>.<runtime>-<mode>-<role>.json
+ * timed windows of the sendMany row and of the per-message bandwidth row (sides "-each"; tag 13
+ * tells the server where that row's timed rounds start), written to <prefix>.<runtime>-<mode>-<role>.json
  * (bench/window-cost.mjs runs the pairs and prints them per message).
  * UCX_TS_BENCH_RTT=<prefix>: both sides' counts over the latency rows (round trips, wall and CPU
  * time, event-loop turns (counted with the sources, not --dist), thread mode's takeover counts, and with UCX_TS_PROFILE=1 the phases and C calls), written to
@@ -41,8 +42,12 @@ function finish<T>(r: UcxRequest<T>): T {
   return r.result();
 }
 const trace = windowTrace(`ucx-ts-${process.argv[3]}-${role}`); // argv[3]: the progress mode
-/** UCX_TS_BENCH_PROFILE (with UCX_TS_PROFILE=1): the sendMany row's timed windows, per side. */
-const windowProfile = (() => {
+/**
+ * UCX_TS_BENCH_PROFILE (with UCX_TS_PROFILE=1): one row's timed part, per side. Two rows are
+ * profiled: the first per-message bandwidth row (`eachProfile`, sides "client-each" and
+ * "server-each") and the first sendMany row (`windowProfile`).
+ */
+function rowProfile() {
   const prefix = process.env.UCX_TS_BENCH_PROFILE;
   const on = PROFILING && !!prefix;
   let t0 = 0;
@@ -50,22 +55,28 @@ const windowProfile = (() => {
   let written = false;
   const rt = (globalThis as { Bun?: unknown; Deno?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
   return {
+    enabled: on,
+    get running() {
+      return on && !written && t0 !== 0;
+    },
     start() {
       if (!on || written) return;
       resetProfile();
       t0 = performance.now();
       cpu0 = process.cpuUsage().user + process.cpuUsage().system;
     },
-    /** Only the first sendMany row of a run is written (the plan's 8 B one). */
+    /** Only the first row of a run is written (the plan's first size). */
     write(side: string, size: number, messages: number) {
-      if (!on || t0 === 0) return;
+      if (!on || t0 === 0 || written) return;
       const c = process.cpuUsage();
       const file = `${prefix}.${rt}-${process.argv[3]}-${side}.json`;
       writeFileSync(file, JSON.stringify({ side, size, messages, wallMs: performance.now() - t0, cpuMs: (c.user + c.system - cpu0) / 1000, ...profileSnapshot() }));
       written = true;
     },
   };
-})();
+}
+const eachProfile = rowProfile();
+const windowProfile = rowProfile();
 
 /** UCX_TS_BENCH_RTT: what one side did over the latency rows (round trips counted by `ping`). */
 const rttStats = (() => {
@@ -111,6 +122,8 @@ if (role === "server") {
   let windowBuf = new Uint8Array(MAX);
   const ack = new Uint8Array(8);
   const faults = faultLog();
+  let eachMessages = 0;
+  let eachSize = 0;
   for (;;) {
     const { tag, length } = requests ? finish(ep.recvRequest(buf, 0, 0)) : await wait(ep.recv(buf, 0, 0));
     markResumed();
@@ -120,8 +133,20 @@ if (role === "server") {
       else await wait(ep.send(buf.subarray(0, length), 2));
       continue;
     }
+    if (tag === 3) {
+      if (eachProfile.running) eachMessages++;
+      continue;
+    }
+    if (eachProfile.running && tag !== 4) eachProfile.write("server-each", eachSize, eachMessages);
     rttStats.write("server");
     if (tag === 9) break;
+    if (tag === 13) {
+      // The client's per-message bandwidth row starts its timed rounds (profiling runs only).
+      eachSize = new Float64Array(buf.buffer, 0, 1)[0]!;
+      eachProfile.start();
+      await wait(ep.send(ack, 5));
+      continue;
+    }
     if (tag === 10) {
       rttStats.start();
       await wait(ep.send(ack, 5));
@@ -236,6 +261,13 @@ if (role === "server") {
     };
     await warmUp(rounds, round);
     trace.mark("warm");
+    if (eachProfile.enabled) {
+      // Profiling: the server starts its count with ours (tag 13, answered once started).
+      const a = ep.recv(ack, 5);
+      await wait(ep.send(new Float64Array([size]), 13));
+      await wait(a);
+      eachProfile.start();
+    }
     let bytes = 0;
     const t0 = performance.now();
     for (let r = 0; r < rounds; r++) {
@@ -244,6 +276,7 @@ if (role === "server") {
       bytes += size * window;
     }
     const seconds = (performance.now() - t0) / 1000;
+    eachProfile.write("client-each", size, rounds * window);
     results.push({ kind: "bw_MBps", size, value: bytes / seconds / 1e6, iterations: rounds * window });
   }
   // The same windows through the windowed API: one sendMany (one Promise) and, on the server,

@@ -6,21 +6,23 @@
 // ucp_worker_progress calls and the "progress"/"other" phases, not as posting cost; the posting
 // cost is api + record + execute + the tag calls. Probes cost a timestamp each: compare rows of
 // the same run, and the counts exactly.
-//   node bench/window-cost.mjs [--runtimes node,bun] [--modes polling,hybrid,thread] [--window 256] [--rounds 400]
+// --size N breaks down windows of N-byte messages instead (64 KiB: issue 21's bandwidth rows).
+//   node bench/window-cost.mjs [--runtimes node,bun] [--modes polling,hybrid,thread] [--window 256] [--rounds 400] [--size 8]
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir, loadavg } from "node:os";
 import { join } from "node:path";
 import { options, pair, runtimeArgv } from "./processes.mjs";
 
-const { opt } = options(process.argv.slice(2), import.meta.url, ["runtimes", "modes", "window", "rounds"]);
+const { opt } = options(process.argv.slice(2), import.meta.url, ["runtimes", "modes", "window", "rounds", "size"]);
 const runtimes = opt("runtimes", ["node", "bun"]);
 const modes = opt("modes", ["polling", "hybrid", "thread"]);
 const window = Number(opt("window", ["256"])[0]);
 const rounds = Number(opt("rounds", ["400"])[0]);
-const plan = JSON.stringify({ latency: [], bandwidth: [[8, window, rounds]], am: [] });
+const size = Number(opt("size", ["8"])[0]);
+const plan = JSON.stringify({ latency: [], bandwidth: [[size, window, rounds]], am: [] });
 const dir = mkdtempSync(join(tmpdir(), "window-cost-"));
 const f = (x, d = 2) => x.toFixed(d);
-console.log(`windows of ${window} x 8 B, ${rounds} timed, ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(`windows of ${window} x ${size} B, ${rounds} timed, ${new Date().toISOString()}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 for (const runtime of runtimes)
   for (const mode of modes) {
     const prefix = join(dir, "p");
@@ -29,13 +31,13 @@ for (const runtime of runtimes)
     let rate = "";
     try {
       const r = await pair([...peer, "server", mode, "none"], (port) => [...peer, "client", mode, "none", String(port), plan], env);
-      rate = r.filter((x) => x.kind === "bw_many_MBps").map((x) => `${f(x.value)} MB/s`).join(" ");
+      rate = r.filter((x) => x.kind === "bw_many_MBps" || x.kind === "bw_MBps").map((x) => `${x.kind === "bw_MBps" ? "send each" : "sendMany"} ${f(x.value)} MB/s`).join(", ");
     } catch (e) {
       console.log(`${runtime} ${mode}: FAILED ${e.message.slice(0, 300)}`);
       continue;
     }
-    console.log(`\n${runtime} ${mode}: sendMany ${rate}, load ${f(loadavg()[0])}`);
-    for (const side of ["client", "server"]) {
+    console.log(`\n${runtime} ${mode}: ${rate}, load ${f(loadavg()[0])}`);
+    for (const side of ["client-each", "server-each", "client", "server"]) {
       const file = `${prefix}.${runtime}-${mode}-${side}.json`;
       if (!existsSync(file)) continue;
       const p = JSON.parse(readFileSync(file, "utf8"));
