@@ -107,6 +107,11 @@ export class DirectTags {
   count = 0;
   /** Sends and receives handed to UCX this way (the tests see the path was taken). */
   readonly posted = { sends: 0, receives: 0 };
+
+  /** Sends and receives posted so far, together: a driver sees the application post (event-loop.ts postedAndWaiting). */
+  get posts(): number {
+    return this.posted.sends + this.posted.receives;
+  }
   /** (slot, status) pairs queued by the callbacks, finished by `finish`. */
   private readonly completed: number[] = [];
   private completedWords = 0;

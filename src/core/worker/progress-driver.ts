@@ -5,7 +5,7 @@
  * driven here by one loop per worker that yields to the event loop now and then.
  */
 import type { Engine, ProgressMode } from "../engine/engine.ts";
-import { SETTLE_TURNS, turnDue, yieldToEventLoop } from "../engine/event-loop.ts";
+import { postedAndWaiting, SETTLE_TURNS, turnDue, yieldToEventLoop } from "../engine/event-loop.ts";
 
 /** How long an idle driver round spins on progress() before it awaits (see spinIdle). */
 const IDLE_SPIN_MS = 0.05;
@@ -106,22 +106,27 @@ export class ProgressDriver {
     let empty = 0;
     // Turns left in which only submissions and deliveries run (SETTLE_TURNS).
     let settling = 0;
+    /** Direct posts when the settling turns began (event-loop.ts postedAndWaiting). */
+    let posts = 0;
     let rounds = 0;
     try {
       while (this.awaited > 0 && !this.stopped()) {
         if (settling > 0) {
           settling--;
-          // A delivery resumes more code: it gets its turns too.
+          // A delivery resumes more code: it gets its turns too. A post straight to UCX ends them.
           if (this.engine!.settle() > 0) settling = SETTLE_TURNS;
+          else if (postedAndWaiting(this.engine!.direct, posts)) settling = 0;
           await undefined;
           continue;
         }
         if (this.engine!.progress() > 0) {
           empty = 0;
           settling = SETTLE_TURNS;
+          posts = this.engine!.direct?.posts ?? 0;
         } else if (++empty > AWAITED_EMPTY_ROUNDS && spinIdle()) {
           empty = 0;
           settling = SETTLE_TURNS;
+          posts = this.engine!.direct?.posts ?? 0;
         }
         // A resolved Promise runs its reactions on the microtask queue: give it a turn.
         await undefined;
