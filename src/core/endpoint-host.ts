@@ -40,6 +40,8 @@ export interface EndpointHost extends DrainHost {
   /** Await `p`, progressing the worker meanwhile in polling and blocking modes. */
   settled<T>(p: Promise<T>): Promise<T>;
   addressOf(bytes: Uint8Array): number;
+  /** `addressOf` through a cache, for views posted again and again (request-path.ts cachedAddressOf). */
+  cachedAddressOf(bytes: Uint8Array): number;
   newObjectId(): number;
   /** Polling and blocking modes: the engine's direct tag calls, when one may go to UCX now (RequestPath.directTags). */
   directTags(): DirectTags | undefined;

@@ -217,7 +217,8 @@ export class Endpoint {
     const bytes = asBytes(buffer);
     const { tagLo, tagHi } = this.sendTag(tag);
     const request = new UcxRequest<void>();
-    // Polling and blocking modes: a small send straight to UCX, its bytes staged.
+    // Polling and blocking modes: a small send straight to UCX, its bytes staged (no address of
+    // the caller's view is taken: a new subarray per send made each a WeakMap entry).
     if (this.worker.sendPath.sendDirectInto(this.directTags, this.id, bytes, tagLo, tagHi, this, request)) return request;
     this.sendByRing(bytes, tagLo, tagHi, false, () => request.succeed(undefined), (e) => request.fail(e));
     return request;
@@ -280,7 +281,7 @@ export class Endpoint {
   }
 
   private sendDirect(direct: DirectTags, bytes: Uint8Array, tagLo: number, tagHi: number, done: () => void, failed: (e: unknown) => void): void {
-    const r = direct.send(this.id, this.worker.addressOf(bytes), bytes.length, tagLo, tagHi, bytes);
+    const r = direct.send(this.id, this.worker.cachedAddressOf(bytes), bytes.length, tagLo, tagHi, bytes);
     if (r === UCS_OK) return done();
     if (r > 0) {
       // UCX keeps it (its buffer held in the slot): settled from inside the progress round that finishes it.

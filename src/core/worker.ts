@@ -50,7 +50,7 @@ import { ListenerTable } from "./worker/listener-table.ts";
 import { amLimitsFrom, defaultProgressMode, engineOptionsFrom, type WorkerOptions } from "./worker/options.ts";
 import { ProgressDriver } from "./worker/progress-driver.ts";
 import { RegisteredMemory } from "./worker/registered-memory.ts";
-import { addressOf, RequestPath } from "./worker/request-path.ts";
+import { addressOf, cachedAddressOf, RequestPath } from "./worker/request-path.ts";
 import { shutDown } from "./worker/shutdown.ts";
 import { TagReceives } from "./worker/tag-receives.ts";
 
@@ -482,6 +482,11 @@ export class Worker {
   /** @internal The address UCX is given for `bytes` (the caller keeps `bytes` referenced). */
   addressOf(bytes: Uint8Array): number {
     return addressOf(bytes);
+  }
+
+  /** @internal `addressOf` through a cache (worker/request-path.ts cachedAddressOf). */
+  cachedAddressOf(bytes: Uint8Array): number {
+    return cachedAddressOf(bytes);
   }
 
   /** @internal Count `promise` against the memory handle `bytes` belongs to, if any. */

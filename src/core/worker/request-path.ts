@@ -25,28 +25,27 @@ const UCS_OK = 0;
 const UCS_ERR_CANCELED = -16;
 const UCS_ERR_BUFFER_TOO_SMALL = -11;
 
-/**
- * The address UCX is given for `bytes` (the caller keeps `bytes` referenced until UCX is done):
- * its ArrayBuffer's address, asked of the runtime once per buffer and remembered, plus the
- * view's offset. Asking costs 40-90 ns a call under koffi, 20-50 under Deno and 15-45 under Bun
- * (a view, or a new subarray of a known buffer; 2026-12-07); the remembered base 10-50 ns, and
- * a new subarray per send (`out.subarray(0, n)`) or a window's views of one buffer (sendMany,
- * recvMany: one address per message) hit it too, where the cache this replaced, keyed by view,
- * took a WeakMap entry per subarray. Sound because the codebase already relies on a posted
- * buffer's memory staying put while UCX holds it: an ArrayBuffer's memory does not move once its
- * address was taken (resizable buffers are refused: buffers.ts asBytes), and a view of a
- * detached buffer reads length 0, for which nothing is transferred and 0 is returned.
- */
-const bufferAddresses = new WeakMap<ArrayBufferLike, number>();
+/** The address UCX is given for `bytes` (the caller keeps `bytes` referenced until UCX is done). */
 export function addressOf(bytes: Uint8Array): number {
-  if (bytes.byteLength === 0) return 0;
-  const buffer = bytes.buffer;
-  let base = bufferAddresses.get(buffer);
-  if (base === undefined) {
-    base = backend().addressOf(new Uint8Array(buffer));
-    bufferAddresses.set(buffer, base);
+  return backend().addressOf(bytes);
+}
+
+/**
+ * The addresses of views that are posted again and again (a collective's plan binds its views
+ * once and posts them every call): asking the runtime costs 150-300 ns a call under koffi
+ * (2026-11-27), a WeakMap 15-20. Sound because the codebase already relies on a posted buffer's
+ * address staying put while UCX holds it (an ArrayBuffer's memory does not move once its address
+ * was taken); a view whose buffer was detached since reads length 0, and then nothing is
+ * transferred at the stale address. Only the direct tag path uses it.
+ */
+const stableAddresses = new WeakMap<Uint8Array, number>();
+export function cachedAddressOf(bytes: Uint8Array): number {
+  let a = stableAddresses.get(bytes);
+  if (a === undefined) {
+    a = addressOf(bytes);
+    stableAddresses.set(bytes, a);
   }
-  return base + bytes.byteOffset;
+  return a;
 }
 
 export class RequestPath {

@@ -13,7 +13,7 @@ import { invalidArgument, UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 import { checkLimits, type MultiLimits, type MultiRecvOptions, type RecvOptions, type RecvResult } from "../receive-options.ts";
 import { FULL_MASK, joinTag, putMask, putTag, scopedMaskWords, scopedTagWords, tagWords, unscopedTag, type Tag } from "../tag.ts";
-import { addressOf, type RequestPath } from "./request-path.ts";
+import { addressOf, cachedAddressOf, type RequestPath } from "./request-path.ts";
 import type { DeviceBuffer } from "../cuda/device-buffer.ts";
 import { framesToDevice } from "../cuda/transfers.ts";
 import { recvMultiStaged, type TagPort } from "../cuda/staged-multi-receive.ts";
@@ -126,7 +126,7 @@ export class TagReceives {
     // Polling and blocking modes: straight to UCX, no record, entry or completion record.
     const direct = this.path.directTags();
     if (direct) {
-      const id = direct.recv(addressOf(bytes), s.length, s.tagLo, s.tagHi, bytes, (status, length) =>
+      const id = direct.recv(cachedAddressOf(bytes), s.length, s.tagLo, s.tagHi, bytes, (status, length) =>
         status === UCS_OK ? done(length) : failed(receiveError(status, length, bytes.length)),
       );
       if (id < 0) throw UcxError.fromStatus(id, "ucp_tag_recv_nbx", describeStatus);
