@@ -32,9 +32,10 @@ export const SETTLE_TURNS = 6;
  * it now rather than after up to five more turns. Measured 2026-12-07 (quiet 2-core VM, two
  * processes): a hybrid driver's allocation per one-process 8 B round trip 3.3 -> 2.6 KB (each
  * turn is an await: a Promise and its reaction; `bench/profile.ts hybrid --allocation`, counts
- * that load does not move); 64 KiB windows of 16 (a serial `await ep.recv` receiver) Node
- * hybrid 12.0-12.5 -> 13.2-13.7 GB/s in one series of four alternated pairs, medians +2-5 % in
- * two more (11.8 -> 12.0-12.2; the rows move +-10 % run to run); 8 B round trips unchanged. A post
+ * that load does not move); 64 KiB windows of 16 (a serial `await ep.recv` receiver), Node:
+ * +9-11 % in one series of four alternated pairs with a first form that ended the turns at any
+ * post, hybrid -4 % / +2 % and polling +7 % / +5 % (medians) in two series of this form, inside
+ * the rows' +-10 % run-to-run swing: no bandwidth gain is proven; 8 B round trips unchanged. A post
  * that finished in its call (an eager send) does not end them: a driver with nothing in flight
  * gives the event loop a turn every 50 us (turnIntervalMs), and two hybrid workers of one
  * process, each idle in turn, took ~500 turns in 4,000 round trips where they had taken none.
