@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { repoRoot, runScript } from "./helpers/spawn.ts";
+import { lastJson, repoRoot, runScript } from "./helpers/spawn.ts";
 
 // The built package (dist/, made by tsup in `npm test` before the suites run), loaded the way
 // users load it: ESM import, CommonJS require, and the `ucx-ts` bin.
@@ -49,7 +49,7 @@ test("the ucx-ts bin runs info --json", async () => {
 test("the built package starts its thread entries: a message in thread and hybrid modes", async () => {
   const r = await runScript("test/helpers/dist-transfer.mjs", [], { timeoutMs: 60_000 });
   assert.is(r.code, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout.trim().split("\n").pop()!), { thread: [1, 2, 3], hybrid: [1, 2, 3] });
+  assert.equal(lastJson(r.stdout), { thread: [1, 2, 3], hybrid: [1, 2, 3] });
 });
 
 test.run();

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { runScript } from "../helpers/spawn.ts";
+import { reportOf, runScript } from "../helpers/spawn.ts";
 
 const CASES = ["zero-stream", "address-fuzz", "rkey-fuzz", "memmap-huge", "detached", "empty-host", "atomic-range", "peer-closes-first"] as const;
 const WHAT: Record<(typeof CASES)[number], string> = {
@@ -52,7 +52,7 @@ for (const mode of ["thread", "polling"]) {
         const where = `${name} (${mode}, seed ${seed}): exit ${r.code}, signal ${r.signal}\n${r.stderr.slice(-3000)}`;
         assert.is(r.signal, null, where);
         assert.is(r.code, 0, where);
-        const report = JSON.parse(r.stdout.trim().split("\n").pop()!);
+        const report = reportOf(r, `${name} (${mode}, seed ${seed})`);
         assert.is(report.ok, true, where);
         if (name.endsWith("-fuzz")) {
           const outcomes = report.outcomes as Record<string, number>;

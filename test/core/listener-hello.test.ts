@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { connect, type Socket } from "node:net";
 import { Worker, UcxError, USER_TAG_MASK, type Endpoint, type Listener } from "../../src/index.ts";
-import { runScript } from "../helpers/spawn.ts";
+import { lastJson, runScript } from "../helpers/spawn.ts";
 import { drive, pattern, samePattern } from "../helpers/workers.ts";
 
 const MODES = ["thread", "polling"] as const;
@@ -19,7 +19,7 @@ for (const mode of MODES) {
     const r = await runScript("test/helpers/hostile-listener.ts", [mode, "hello"], { timeoutMs: 90_000 });
     assert.is(r.signal, null, `the listener process died of ${r.signal}: ${r.stderr.slice(-2000)}`);
     assert.is(r.code, 0, r.stderr.slice(-2000));
-    const out = JSON.parse(r.stdout.trim().split("\n").pop()!) as { hostile: number; cycles: number; errors: Record<string, number>; echo: string; otherPorts: number };
+    const out = lastJson(r.stdout) as { hostile: number; cycles: number; errors: Record<string, number>; echo: string; otherPorts: number };
     // UCX's tcp transport listens too (one port per interface): it got the same garbage.
     assert.ok(out.otherPorts >= 1, "no other listening port found: UCX's tcp transport was not exercised");
     assert.is(out.hostile, 10 * (1 + out.otherPorts));

@@ -5,14 +5,14 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { runScript } from "../helpers/spawn.ts";
+import { reportOf, runScript } from "../helpers/spawn.ts";
 
 const test = suite("core/profile");
 
 async function profileRun(mode: string, profiling: boolean, env: Record<string, string> = {}): Promise<Record<string, any>> {
   const r = await runScript("bench/profile.ts", [mode, "200"], { env: { UCX_TS_PROFILE: profiling ? "1" : undefined, ...env }, timeoutMs: 90_000 });
   assert.is(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout.trim().split("\n").pop()!);
+  return reportOf(r, `bench/profile.ts ${mode}`);
 }
 
 /**

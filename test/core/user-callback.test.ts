@@ -5,16 +5,15 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { runScript } from "../helpers/spawn.ts";
+import { lastJson, runScript } from "../helpers/spawn.ts";
 
 const test = suite("core/user callbacks");
 
 test("a throwing onError or AM handler never escapes progress(): each is an uncaught exception of its own, and the worker goes on serving (polling)", async () => {
   const r = await runScript("test/helpers/throwing-callback.ts", ["polling"], { timeoutMs: 90_000 });
   assert.is(r.code, 0, `exit ${r.code} ${r.signal ?? ""}\n${r.stderr}`);
-  const line = r.stdout.split("\n").find((l) => l.startsWith("{"));
-  assert.ok(line, `no report; stdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  const report = JSON.parse(line!) as { progressThrew: string; uncaught: string[]; served: boolean };
+  const report = lastJson<{ progressThrew: string; uncaught: string[]; served: boolean }>(r.stdout)!;
+  assert.ok(report, `no report; stdout: ${r.stdout}\nstderr: ${r.stderr}`);
   assert.is(report.progressThrew, "", "progress() threw the application's exception");
   assert.equal(report.uncaught, ["boom from an AM handler", "boom from onError"]);
   assert.ok(report.served, "the worker stopped serving after the callbacks threw");

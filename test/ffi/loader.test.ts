@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LibraryLoadError, openUcx } from "../../src/ffi/index.ts";
 import { UcxError, ucx } from "../../src/index.ts";
-import { runScript, type ChildResult } from "../helpers/spawn.ts";
+import { jsonLines, runScript, type ChildResult } from "../helpers/spawn.ts";
 
 const test = suite("ffi/loader");
 
@@ -53,9 +53,9 @@ test("UCX_TS_LIBDIR pointing at the real directory loads from there", async () =
 
 /** The JSON line of a load-ucx.ts run (UCX's log lines share stdout, in any order with it). */
 function report(r: ChildResult) {
-  const line = r.stdout.split("\n").find((l) => l.startsWith('{"loaded":'));
+  const line = jsonLines(r.stdout).find((l) => "loaded" in l);
   if (line === undefined) throw new Error(`no report in the child's output (exit ${r.code}, signal ${r.signal}):\n${r.stdout}\nstderr:\n${r.stderr}`);
-  return JSON.parse(line);
+  return line;
 }
 
 test("UCX's memory hooks are off unless the user asks for them (UCX_MEM_EVENTS)", async () => {

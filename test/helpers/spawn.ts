@@ -68,3 +68,37 @@ export function runArgv(argv: readonly [string, ...string[]], args: readonly str
     });
   });
 }
+
+/**
+ * The JSON objects a child printed on stdout, one per line, in order. UCX logs to stdout too
+ * (UCX_LOG_FILE's default) through C's stdio, which writes to a pipe in blocks of 4 KiB, not in
+ * lines: a block can end inside a warning, and the child's next console.log then goes on that
+ * same line (a fuzz report read as missing in CI, 2026-12-07), or the rest of UCX's buffer comes
+ * after the report at exit. So a report is looked for at every '{' of every line.
+ */
+export function jsonLines<T = Record<string, any>>(stdout: string): T[] {
+  const out: T[] = [];
+  for (const line of stdout.split("\n")) {
+    for (let at = line.indexOf("{"); at >= 0; at = line.indexOf("{", at + 1)) {
+      try {
+        out.push(JSON.parse(line.slice(at)) as T);
+        break;
+      } catch {
+        // Not JSON from here (a brace inside a UCX line): try the next one.
+      }
+    }
+  }
+  return out;
+}
+
+/** The last JSON object a child printed (its report), or undefined: see jsonLines. */
+export function lastJson<T = Record<string, any>>(stdout: string): T | undefined {
+  return jsonLines<T>(stdout).pop();
+}
+
+/** The child's report (its last JSON line); a child that printed none is an Error naming `label` and its output. */
+export function reportOf<T = Record<string, any>>(r: ChildResult, label: string): T {
+  const report = lastJson<T>(r.stdout);
+  if (report === undefined) throw new Error(`${label}: no report (exit ${r.code}, signal ${r.signal})\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr.slice(-2000)}`);
+  return report;
+}

@@ -12,7 +12,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { runtime } from "../../src/ffi/index.ts";
 import { skipWithReason } from "../helpers/skip.ts";
-import { runScript } from "../helpers/spawn.ts";
+import { lastJson, runScript } from "../helpers/spawn.ts";
 
 const test = suite("soak (short)");
 
@@ -70,9 +70,8 @@ async function soak(seed: number) {
  * 6-9), and with about 12 host operations one of six kinds is often missing. Run once more then.
  */
 function starved(r: { stdout: string }): boolean {
-  const last = r.stdout.trim().split("\n").pop() ?? "";
-  if (!last.startsWith("{")) return false;
-  const rep = JSON.parse(last) as { unexpected: Record<string, number>; byKind: Record<string, number>; gpu?: { ops: number; leaked: boolean } };
+  const rep = lastJson<{ unexpected: Record<string, number>; byKind: Record<string, number>; gpu?: { ops: number; leaked: boolean } }>(r.stdout);
+  if (rep === undefined) return false;
   const idle = Object.values(rep.byKind).some((n) => n === 0) || rep.gpu?.ops === 0;
   return idle && Object.keys(rep.unexpected).length === 0 && rep.gpu?.leaked !== true;
 }
@@ -88,9 +87,9 @@ test(NAME, async () => {
   }
   const summary = r.stderr.split("\n").filter((l) => !l.includes("UCX  WARN")).slice(-20).join("\n");
   assert.is(r.signal, null, summary);
-  const last = r.stdout.trim().split("\n").pop() ?? "";
-  assert.ok(last.startsWith("{"), `no report (exit ${r.code}): ${summary}`);
-  const report = JSON.parse(last) as {
+  const found = lastJson(r.stdout);
+  assert.ok(found, `no report (exit ${r.code}): ${summary}`);
+  const report = found as {
     ok: boolean;
     ops: number;
     bytesVerified: number;
