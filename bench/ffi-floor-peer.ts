@@ -42,6 +42,7 @@ import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { windowTrace } from "./window-trace.ts";
+import { warmUpSync } from "./warm-up.ts";
 import { mark, Mark, resetTurnaround, TURNAROUND, turnaroundSnapshot } from "../src/core/turnaround.ts";
 import { writeFileSync } from "node:fs";
 
@@ -351,16 +352,21 @@ if (role === "server") {
   }
   writeTurnaround("client");
   const ack = new Uint8Array(8);
+  // Each windowed row warms up first, untimed, as p2p-peer.ts's rows do (warm-up.ts).
   for (const [size, window, rounds] of plan.bandwidth) {
-    let bytes = 0;
-    const t0 = performance.now();
-    for (let r = 0; r < rounds; r++) {
+    const round = () => {
       const sends: number[] = [];
       for (let i = 0; i < window; i++) sends.push(send(ep, data.subarray(0, size), 3));
       const a = postRecv(ack, 5, -1);
       for (const s of sends) waitRequest(s, "window send");
       waitRequest(send(ep, ack, 4), "round end");
       finishRecv(a);
+    };
+    warmUpSync(round);
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      round();
       trace.mark(`bw/${size}`);
       bytes += size * window;
     }
@@ -371,9 +377,7 @@ if (role === "server") {
   const count = new Uint8Array(8);
   let amSent = 0;
   for (const [size, window, rounds] of amPoints) {
-    let bytes = 0;
-    const t0 = performance.now();
-    for (let r = 0; r < rounds; r++) {
+    const round = () => {
       const sends: number[] = [];
       const a = postRecv(ack, 5, -1);
       for (let i = 0; i < window; i++) {
@@ -386,6 +390,12 @@ if (role === "server") {
       new DataView(count.buffer).setFloat64(0, amSent, true);
       waitRequest(send(ep, count, 6), "AM round end");
       finishRecv(a);
+    };
+    warmUpSync(round);
+    let bytes = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) {
+      round();
       trace.mark(`am/${size}`);
       bytes += size * window;
     }

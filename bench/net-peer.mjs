@@ -74,14 +74,19 @@ if (role === "server") {
     rtts.sort((a, b) => a - b);
     results.push({ kind: "rtt_us_median", size, value: rtts[rtts.length >> 1], iterations });
   }
+  // Each windowed row warms up first, untimed, for a second, as the ucx-ts rows do (warm-up.ts;
+  // this file is plain JavaScript, run without a TypeScript loader).
+  const warmUpMs = Number(process.env.UCX_TS_BENCH_WARM_MS ?? 1000);
   for (const [size, window, rounds] of plan.bandwidth) {
-    const t0 = performance.now();
-    for (let r = 0; r < rounds; r++) {
+    const round = async () => {
       for (let i = 0; i < window; i++) write(s, 3, out.subarray(0, size));
       const got = next();
       write(s, 4, Buffer.alloc(0));
       await got;
-    }
+    };
+    for (let r = 0, w0 = performance.now(); r === 0 || performance.now() - w0 < warmUpMs; r++) await round();
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++) await round();
     results.push({ kind: "bw_MBps", size, value: (size * window * rounds) / ((performance.now() - t0) / 1000) / 1e6, iterations: rounds * window });
   }
   write(s, 9, Buffer.alloc(0));

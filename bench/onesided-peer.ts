@@ -12,6 +12,7 @@
 import process from "node:process";
 import { startBenchPeer } from "./bench-peer.ts";
 import { faultLog } from "./page-faults.ts";
+import { warmUp } from "./warm-up.ts";
 
 const { role, worker, wait, ep, plan } = await startBenchPeer<{ sizes: number[]; window: number; rounds: number }>();
 const MAX = 4 << 20;
@@ -43,16 +44,19 @@ if (role === "server") {
   for (const size of plan.sizes) {
     const data = src.subarray(0, size);
     // put_bw: windows of puts, each awaited (local completion: the source may be reused), one
-    // flush at the end (remote completion), as ucx_perftest does; a warm-up round first.
+    // flush at the end (remote completion), as ucx_perftest does; warm-up rounds first (warm-up.ts).
     const faults = faultLog(); // the client's faults: a cma put is the client's kernel writing
-    for (let r = -1; r < plan.rounds; r++) {
-      if (r === 0) var t0 = performance.now();
+    const putRound = (label: string) => async () => {
       faults.start();
       await wait(Promise.all(Array.from({ length: plan.window }, () => ep.put(data, rkey.address, rkey))));
-      faults.end(r < 0 ? `put ${size} warm-up` : `put ${size}`, plan.window);
-    }
+      faults.end(label, plan.window);
+    };
+    await warmUp(putRound(`put ${size} warm-up`));
+    const timed = putRound(`put ${size}`);
+    const t0 = performance.now();
+    for (let r = 0; r < plan.rounds; r++) await timed();
     await wait(ep.flush());
-    results.push({ kind: "put_bw", size, MBps: (size * plan.window * plan.rounds) / ((performance.now() - t0!) / 1000) / 1e6, messages: plan.window * plan.rounds });
+    results.push({ kind: "put_bw", size, MBps: (size * plan.window * plan.rounds) / ((performance.now() - t0) / 1000) / 1e6, messages: plan.window * plan.rounds });
     const ack = new Uint8Array(1);
     const round = async () => {
       const acked = ep.recv(ack, 2);
@@ -60,10 +64,9 @@ if (role === "server") {
       await wait(Promise.all(Array.from({ length: plan.window }, () => ep.amSend(data))));
       await wait(acked);
     };
-    // Warm-up, untimed, as bench/p2p-peer.ts's AM rows: as many rounds again, at most 1 s (one
-    // round left the receiver's buffer pool filling, and released buffers on their way back,
-    // inside the timed part).
-    for (let r = 0, until = performance.now() + 1000; r < plan.rounds && performance.now() < until; r++) await round();
+    // Warm-up, untimed (warm-up.ts): one round left the receiver's buffer pool filling, and
+    // released buffers on their way back, inside the timed part.
+    await warmUp(round);
     const t1 = performance.now();
     for (let r = 0; r < plan.rounds; r++) await round();
     results.push({ kind: "am_bw", size, MBps: (size * plan.window * plan.rounds) / ((performance.now() - t1) / 1000) / 1e6, messages: plan.window * plan.rounds });

@@ -30,6 +30,7 @@ import { PROFILING, profileSnapshot, resetProfile } from "../src/core/profile.ts
 import { eventLoopTurns } from "../src/core/engine/event-loop.ts";
 import { markResumed, resetTurnaround, TURNAROUND, turnaroundSnapshot } from "../src/core/turnaround.ts";
 import { windowTrace } from "./window-trace.ts";
+import { warmUp } from "./warm-up.ts";
 import { writeFileSync } from "node:fs";
 import type { UcxRequest } from "../src/index.ts";
 
@@ -241,14 +242,11 @@ if (role === "server") {
     await wait(ep.send(out.subarray(0, 0), 12));
     await wait(r);
   }
-  // Every windowed row warms up first, untimed, as the AM rows below and ucx_perftest do: as
-  // many rounds again as it times, at most 1 s. Unwarmed, the timed rounds (20 with --quick)
-  // measured the engine's first compilation: the first ~16 windows of 256 x 8 B took 20-97 ms
-  // each against ~0.2-0.4 ms warm (two processes, load ~3, 2026-11-26), so the 8 B rate row
-  // read 0.05-0.3 MB/s with 20 rounds and 2-3 MB/s with 400 in the same minutes.
-  const warmUp = async (rounds: number, round: () => Promise<void>) => {
-    for (let r = 0, until = performance.now() + 1000; r < rounds && performance.now() < until; r++) await round();
-  };
+  // Every windowed row warms up first, untimed, for a second (warm-up.ts), as ucx_perftest does.
+  // Unwarmed, the timed rounds (20 with --quick) measured the engine's first compilation: the
+  // first ~16 windows of 256 x 8 B took 20-97 ms each against ~0.2-0.4 ms warm (two processes,
+  // load ~3, 2026-11-26), so the 8 B rate row read 0.05-0.3 MB/s with 20 rounds and 2-3 MB/s
+  // with 400 in the same minutes.
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);
     const round = async () => {
@@ -259,7 +257,7 @@ if (role === "server") {
       await wait(ep.send(ack, 4));
       await wait(a);
     };
-    await warmUp(rounds, round);
+    await warmUp(round);
     trace.mark("warm");
     if (eachProfile.enabled) {
       // Profiling: the server starts its count with ours (tag 13, answered once started).
@@ -293,7 +291,7 @@ if (role === "server") {
     const frames = Array.from({ length: window }, () => out.subarray(0, size));
     // The code's warm-up (see warmUp above), in announced batches of at most 10 windows: the
     // server takes exactly the announced count. The 2 untimed windows below stay for the pages.
-    await warmUp(Math.ceil(rounds / 10), async () => {
+    await warmUp(async () => {
       const batch = Math.min(10, rounds);
       await wait(ep.send(new Float64Array([window, size, batch]), 6));
       for (let r = 0; r < batch; r++) {
@@ -341,11 +339,10 @@ if (role === "server") {
       }
       await wait(a);
     };
-    // Warm-up, untimed, as ucx_perftest warms up: as many rounds again, at most 1 s. Without it
-    // the timed rounds (20-100 with --quick) measured the AM path's first compilation and the
-    // receiver's buffer pool filling up: 64 KiB windows in one process ran at 0.33 GB/s over
-    // 100 windows and at 1.4 GB/s over 1,500 (2026-11-26).
-    for (let r = 0, until = performance.now() + 1000; r < rounds && performance.now() < until; r++) await round();
+    // Warm-up, untimed (warm-up.ts). Without it the timed rounds (20-100 with --quick) measured
+    // the AM path's first compilation and the receiver's buffer pool filling up: 64 KiB windows
+    // in one process ran at 0.33 GB/s over 100 windows and at 1.4 GB/s over 1,500 (2026-11-26).
+    await warmUp(round);
     let bytes = 0;
     if (PROFILING) resetProfile();
     const t0 = performance.now();
