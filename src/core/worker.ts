@@ -27,6 +27,7 @@ import { isProgressMode, PROGRESS_MODES, type ProgressMode, type Submission } fr
 import { submission } from "./engine/engine.ts";
 import { Op } from "./engine/records.ts";
 import { ThreadedEngine, type TakeoverStats } from "./engine/threaded-engine.ts";
+import { HybridEngine, type HybridStats } from "./engine/hybrid-engine.ts";
 import { closedError, invalidArgument, UcxError, unsupportedDevice } from "./errors.ts";
 import { UcxRequest } from "./ucx-request.ts";
 import type { HelloAuthOptions } from "./hello/auth.ts";
@@ -134,6 +135,16 @@ export class Worker {
   get takeoverStats(): TakeoverStats | null {
     const engine = this.#path.engine;
     return engine instanceof ThreadedEngine ? engine.takeoverStats : null;
+  }
+
+  /**
+   * Hybrid mode's counts: the driver's parks, those ended by UCX's event, and the start-up
+   * window before the fd watcher thread is ready (parks then end on a 1 ms timeout, so while
+   * something is awaited the driver polls through event-loop turns instead). null otherwise.
+   */
+  get hybridStats(): Readonly<HybridStats> | null {
+    const engine = this.#path.engine;
+    return engine instanceof HybridEngine ? { ...engine.stats } : null;
   }
 
   /** The protocol selection tables in use (what `ucx-ts proto-info` prints). */

@@ -3,7 +3,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Worker, UcxError } from "../../src/index.ts";
 import { drive, MODES, pair, pattern, rejection, samePattern } from "../helpers/workers.ts";
-import { runScript } from "../helpers/spawn.ts";
+import { reportOf, runScript } from "../helpers/spawn.ts";
 import { backend } from "../../src/ffi/index.ts";
 import { turnDue, yieldToEventLoop } from "../../src/core/engine/event-loop.ts";
 
@@ -326,6 +326,21 @@ hybridStart("a fresh pair's first round trips wake on UCX's event, not on the pa
       await Promise.all([a.close(), b.close()]);
     }
   }
+});
+
+hybridStart("while its fd watcher thread starts, an awaiting driver polls through event-loop turns instead of parking on the 1 ms timeout", async () => {
+  // A fresh process (no pooled thread to reuse): replies 2 ms after each request, past the
+  // driver's spin, until the watcher serves its first park (test/helpers/hybrid-start.ts). Before
+  // the watcher is ready a park can only end on its 1 ms timeout; with something awaited the
+  // driver must not park then (it parked on every such reply before 2026-12-07: 198 of 133
+  // round trips under Node).
+  const r = await runScript("test/helpers/hybrid-start.ts", [], { timeoutMs: 60_000 });
+  const report = reportOf<{ trips: number; intact: boolean; stats: { startingParksAwaited: number; startingPolls: number; eventWakeups: number } }>(r, "hybrid-start");
+  assert.ok(report.intact, "a payload came back changed");
+  assert.is(report.stats.startingParksAwaited, 0, JSON.stringify(report));
+  assert.is(report.stats.eventWakeups, 1, `the watcher never served a park: ${JSON.stringify(report)}`);
+  // Where the thread was ready before the first reply (Deno here) there was no window to poll through.
+  if (report.trips > 1) assert.ok(report.stats.startingPolls > 0, JSON.stringify(report));
 });
 
 hybridStart.run();

@@ -42,11 +42,27 @@ const BUSY_LEARNT_SPIN_MAX_MS = 1;
 const PARK_MS = 1000;
 /**
  * A park's timeout while the watcher thread is still starting (0.1-1.6 s measured here, more
- * from TypeScript sources under Node): nobody watches the fd yet, so the driver polls UCX at
- * this pace instead. Without it a new worker's first round trips waited for the full park
- * (issue 21). Not waiting for the thread in Worker.create keeps creation as fast as before.
+ * from TypeScript sources under Node) and nothing is awaited: nobody watches the fd yet, so an
+ * idle driver polls UCX at this pace instead. Without it a new worker's first round trips
+ * waited for the full park (issue 21). Not waiting for the thread in Worker.create keeps
+ * creation as fast as before. While something is awaited the driver does not park at all in
+ * that window (drive): each such park cost 1.1-1.3 ms, not the tens of microseconds of a wake-up.
  */
 const STARTING_PARK_MS = 1;
+
+/** Hybrid mode's counts (Worker.hybridStats). */
+export interface HybridStats {
+  /** Times the driver parked (armed the worker and waited for an event or a submission). */
+  parks: number;
+  /** Parks that ended on UCX's event, reported by the watcher thread. */
+  eventWakeups: number;
+  /** Parks made before the watcher thread was ready: each ends on its 1 ms timeout (or a submission). */
+  startingParks: number;
+  /** Of those, parks made while the application awaited something: none by design (drive). */
+  startingParksAwaited: number;
+  /** Event-loop turns the driver polled through instead of parking while the watcher started. */
+  startingPolls: number;
+}
 
 export class HybridEngine implements Engine {
   readonly mode = "hybrid" as const;
@@ -65,6 +81,7 @@ export class HybridEngine implements Engine {
    */
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly spin: HybridSpinPolicy;
+  readonly stats: HybridStats = { parks: 0, eventWakeups: 0, startingParks: 0, startingParksAwaited: 0, startingPolls: 0 };
 
   /** Tag sends and receives straight to UCX (direct-tags.ts), as in polling mode: the executor runs on this thread. */
   get direct(): DirectTags | undefined {
@@ -237,6 +254,20 @@ export class HybridEngine implements Engine {
           await undefined;
           continue;
         }
+        // Nobody watches the fd yet (its thread is starting) and the application awaits
+        // something: poll on through event-loop turns instead of parking, whose only wake-up
+        // would be the 1 ms timeout. A new hybrid worker's first ~0.35 s (Node, TypeScript
+        // sources, 2026-12-07) otherwise cost 1.1-1.3 ms for every reply that came after the
+        // spin: 8 B round trips with a 200 us reply delay had a p90 of 1.7-2.4 ms over 1 ms
+        // parks, and a 2-rank collective benchmark (a few hundred calls, all inside that
+        // window) read 1 MiB bcast and alltoall medians of 2-3 ms. The window is short and
+        // bounded by the thread's start; a watcher that never started (its job ended) parks.
+        const watched = Atomics.load(this.state, STATE.READY) !== 0;
+        if (!watched && this.awaited() && this.watcher !== undefined && !this.watcher.done) {
+          this.stats.startingPolls++;
+          await yieldToEventLoop();
+          continue;
+        }
         // Idle past the budget: arm (UCS_OK means nothing is pending) and park until the
         // watcher sees the fd turn readable, or a submission kicks us.
         if (this.inner.arm() !== UCS_OK) {
@@ -247,7 +278,11 @@ export class HybridEngine implements Engine {
         this.holdProcess();
         Atomics.add(this.state, STATE.WATCH, 1);
         Atomics.notify(this.state, STATE.WATCH);
-        const watched = Atomics.load(this.state, STATE.READY) !== 0;
+        this.stats.parks++;
+        if (!watched) {
+          this.stats.startingParks++;
+          if (this.awaited()) this.stats.startingParksAwaited++;
+        }
         const r = Atomics.waitAsync(this.state, STATE.EVENT, seen, watched ? PARK_MS : STARTING_PARK_MS);
         if (r.async) {
           await parkedOn(
@@ -260,7 +295,10 @@ export class HybridEngine implements Engine {
         }
         const woken = performance.now();
         // Woken by UCX's event (not by a submission of ours): how far it came after the last one.
-        if (Atomics.load(this.state, STATE.EVENT) !== seen) this.spin.eventAfter(woken - lastWork);
+        if (Atomics.load(this.state, STATE.EVENT) !== seen) {
+          this.stats.eventWakeups++;
+          this.spin.eventAfter(woken - lastWork);
+        }
         lastWork = woken;
       }
     } finally {
