@@ -111,6 +111,18 @@ export class SendPath {
   }
 
   /**
+   * Does a tag send of `length` bytes that does not go early take the zcopy protocol (the
+   * selector's choice, or forced)? Then a caller that drives progress itself may hand the
+   * caller's buffer to UCX straight from its call (Endpoint.postSend, polling and blocking
+   * modes); it is counted here as a zcopy send.
+   */
+  takesZcopyDirect(length: number): boolean {
+    if (this.selector.select("tag-send", length) !== "zcopy") return false;
+    this.counts.zcopy++;
+    return true;
+  }
+
+  /**
    * Polling and blocking modes: a small tag send (up to the inline capacity) goes to UCX from
    * this call (engine/direct-tags.ts) instead of through a submission record: no record written
    * and read back, no request entry, no completion record (issue 21). Its protocol is still the
