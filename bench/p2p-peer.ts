@@ -289,7 +289,7 @@ if (role === "server") {
   for (const [size, window, rounds] of plan.bandwidth) {
     const ack = new Uint8Array(8);
     const frames = Array.from({ length: window }, () => out.subarray(0, size));
-    // The code's warm-up (see warmUp above), in announced batches of at most 10 windows: the
+    // The code's warm-up (warm-up.ts), in announced batches of at most 10 windows: the
     // server takes exactly the announced count. The 2 untimed windows below stay for the pages.
     await warmUp(async () => {
       const batch = Math.min(10, rounds);

@@ -270,16 +270,15 @@ export class Endpoint {
     const { tagLo, tagHi } = this.sendTag(tag);
     // Polling and blocking modes: a send that would go inline goes straight to UCX instead
     // (engine/direct-tags.ts), which copies its bytes inside the call: no record, no request
-    // entry, no completion to come. Not counted in `requestsInFlightOf` (the quiesce before a
-    // forced close): one UCX keeps is cancelled by that close and reported through `failed`.
-    const direct = this.worker.sendPath.sendsEarly(bytes.length) ? this.worker.directTags() : undefined;
-    if (direct) return this.sendDirect(direct, bytes, tagLo, tagHi, done, failed);
-    // A large one whose protocol is zcopy goes straight to UCX too, by address: the ring's
-    // record, request entry and completion record cost ~10 us of a 512 KiB send's posting in a
-    // 2-rank alltoall's exchange step (2026-12-07). Its buffer stays held in the direct slot
-    // until UCX is done with it, and `done` runs inside the progress round that finishes it.
-    const large = this.worker.directTags();
-    if (large && this.worker.sendPath.takesZcopyDirect(bytes.length)) return this.sendDirect(large, bytes, tagLo, tagHi, done, failed);
+    // entry, no completion to come. So does a larger one whose protocol is zcopy, by address:
+    // the ring's record, request entry and completion record cost ~10 us of a 512 KiB send's
+    // posting in a 2-rank alltoall's exchange step (2026-12-07); its buffer stays held in the
+    // direct slot until UCX is done with it, and `done` runs inside the progress round that
+    // finishes it. Not counted in `requestsInFlightOf` (the quiesce before a forced close): one
+    // UCX keeps is cancelled by that close and reported through `failed`.
+    const direct = this.worker.directTags();
+    const path = this.worker.sendPath;
+    if (direct && (path.sendsEarly(bytes.length) || path.takesZcopyDirect(bytes.length))) return this.sendDirect(direct, bytes, tagLo, tagHi, done, failed);
     // A send that did not resolve at once (a large one) reports success through `done` from
     // inside the progress call that completes it, as a plan's receive does (a step polling
     // synchronously sees it there; through the Promise it waited out the whole poll budget).
