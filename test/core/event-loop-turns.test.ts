@@ -55,7 +55,7 @@ test("the turn interval: rare while awaited and alone, often while another loop 
  * workers' notifiers take turns parking on Atomics.waitAsync while the other drives, and a parked
  * loop rightly brings the turns back to every SHARED_TURN_MS.
  */
-async function roundTrips(mode: ProgressMode, two: boolean, rounds: number): Promise<{ turns: number; ms: number; workers: Worker[] }> {
+async function roundTrips(mode: ProgressMode, two: boolean, rounds: number): Promise<{ turns: number; startingTurns: number; ms: number; workers: Worker[] }> {
   const a = await Worker.create({ progressMode: mode, errorHandling: "none" });
   const b = two ? await Worker.create({ progressMode: mode, errorHandling: "none" }) : a;
   const ab = await a.connect(await b.address());
@@ -74,23 +74,30 @@ async function roundTrips(mode: ProgressMode, two: boolean, rounds: number): Pro
     assert.is(back[0], i & 0xff);
   };
   for (let i = 0; i < 500; i++) await once(i); // wire-up and compiled code
+  const workers = two ? [a, b] : [a];
+  const startingPolls = () => workers.reduce((n, w) => n + (w.hybridStats?.startingPolls ?? 0), 0);
   const turns0 = eventLoopTurns();
+  const starting0 = startingPolls();
   const t0 = performance.now();
   for (let i = 0; i < rounds; i++) await once(i);
   const ms = performance.now() - t0;
-  return { turns: eventLoopTurns() - turns0, ms, workers: two ? [a, b] : [a] };
+  // Hybrid: while a new worker's fd watcher thread is still starting, its driver polls through
+  // event-loop turns by design (hybrid-engine.ts, `startingPolls`); on a loaded machine that
+  // window can outlast the warm-up (Bun, a full core/ run, 2026-12-07). Those turns are not the
+  // spin's: they are counted apart.
+  return { turns: eventLoopTurns() - turns0, startingTurns: startingPolls() - starting0, ms, workers };
 }
 
 for (const mode of ["hybrid", "thread"] as const)
   test(`${mode} mode: awaited round trips take an event-loop turn at most every ${ALONE_TURN_MS} ms`, async () => {
-    const { turns, ms, workers } = await roundTrips(mode, mode === "hybrid", 4000);
+    const { turns, startingTurns, ms, workers } = await roundTrips(mode, mode === "hybrid", 4000);
     try {
       // Thread mode without takeover (Bun) parks instead of spinning: no turns of its own.
       if (mode === "thread" && workers[0]!.takeoverStats === null) return;
       // A turn every SHARED_TURN_MS would be up to ms / 0.05 (20x the bound: 700-1,100 turns
       // counted here with it); one more for a turn under way when the count started, one for
       // the end.
-      assert.ok(turns <= ms / ALONE_TURN_MS + 2, `${turns} turns in ${ms.toFixed(1)} ms`);
+      assert.ok(turns - startingTurns <= ms / ALONE_TURN_MS + 2, `${turns} turns (${startingTurns} while a watcher started) in ${ms.toFixed(1)} ms`);
     } finally {
       for (const w of workers) await w.close();
     }
