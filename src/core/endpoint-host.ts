@@ -54,8 +54,11 @@ export interface EndpointHost extends DrainHost {
   tagRecvRequest(buffer: BufferLike, tag: Tag, mask: Tag, scope?: number, ifQueued?: boolean): { id: number; request: UcxRequest<RecvResult> };
   /** A multi-receive with device frames through the receiving pipeline, its receives posted on `port`. */
   recvMultiStaged(tag: Tag, options: MultiRecvOptions, port: TagPort): Promise<(Uint8Array | DeviceBuffer)[]>;
-  /** How many of endpoint `owner`'s requests other than receives UCX still holds (settled early or not). */
-  requestsInFlightOf(owner: object): number;
+  /**
+   * How many of endpoint `owner`'s requests other than receives UCX still holds (settled early or
+   * not), with its sends straight to UCX (on endpoint id `endpointId`).
+   */
+  requestsInFlightOf(owner: object, endpointId?: number): number;
   /** Ask UCX to cancel request `id`. */
   cancel(id: number): void;
   tagRecvMulti(tag: Tag, options: MultiRecvOptions, scope?: number, ifQueued?: boolean): Submitted<(Uint8Array | DeviceBuffer)[]>;

@@ -35,22 +35,21 @@ export interface QuiesceHost {
   readonly closed: boolean;
   /** Await `p`, progressing the worker meanwhile in polling and blocking modes. */
   settled<T>(p: Promise<T>): Promise<T>;
-  /** How many of `owner`'s requests other than receives UCX still holds. */
-  requestsInFlightOf(owner: object): number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Wait until `owner`'s sends, puts, gets and atomics have completed in UCX (`waitForSends`; not
- * for an endpoint already failed, whose peer may never take them), then until a flush of the
- * endpoint (`flush()` submits `ucp_ep_flush_nbx`) completes: that one waits for what UCX queued
- * on the lanes itself. Both within FORCE_CLOSE_DRAIN_MS; never rejects.
+ * Wait until the endpoint's sends, puts, gets and atomics have completed in UCX (`inFlight()`
+ * counts those UCX still holds; `waitForSends`: not for an endpoint already failed, whose peer
+ * may never take them), then until a flush of the endpoint (`flush()` submits
+ * `ucp_ep_flush_nbx`) completes: that one waits for what UCX queued on the lanes itself. Both
+ * within FORCE_CLOSE_DRAIN_MS; never rejects.
  */
-export async function quiesceBeforeForce(host: QuiesceHost, owner: object, flush: () => Submitted<void>, waitForSends: boolean): Promise<void> {
+export async function quiesceBeforeForce(host: QuiesceHost, inFlight: () => number, flush: () => Submitted<void>, waitForSends: boolean): Promise<void> {
   const deadline = Date.now() + FORCE_CLOSE_DRAIN_MS;
   if (waitForSends) {
-    while (host.requestsInFlightOf(owner) > 0 && Date.now() < deadline && !host.closed) await host.settled(sleep(POLL_MS));
+    while (inFlight() > 0 && Date.now() < deadline && !host.closed) await host.settled(sleep(POLL_MS));
   }
   const left = deadline - Date.now();
   if (left <= 0 || host.closed) return;

@@ -274,8 +274,8 @@ export class Endpoint {
     // the ring's record, request entry and completion record cost ~10 us of a 512 KiB send's
     // posting in a 2-rank alltoall's exchange step (2026-12-07); its buffer stays held in the
     // direct slot until UCX is done with it, and `done` runs inside the progress round that
-    // finishes it. Not counted in `requestsInFlightOf` (the quiesce before a forced close): one
-    // UCX keeps is cancelled by that close and reported through `failed`.
+    // finishes it. Counted in the endpoint's sends in flight (`requestsInFlightOf`), which a
+    // forced close's quiesce waits for.
     const direct = this.worker.directTags();
     const path = this.worker.sendPath;
     if (direct && (path.sendsEarly(bytes.length) || path.takesZcopyDirect(bytes.length))) return this.sendDirect(direct, bytes, tagLo, tagHi, done, failed);
@@ -704,7 +704,7 @@ export class Endpoint {
       };
       const closed =
         force && this.byAddress && this.errorHandling === "peer" && !this.#failedInUcx
-          ? quiesceBeforeForce(this.worker, this, () => this.worker.request(submission({ op: Op.EndpointFlush, target: this.id }), null, "ucp_ep_flush_nbx", () => undefined), this.#error === undefined).then(submitClose)
+          ? quiesceBeforeForce(this.worker, () => this.worker.requestsInFlightOf(this, this.id), () => this.worker.request(submission({ op: Op.EndpointFlush, target: this.id }), null, "ucp_ep_flush_nbx", () => undefined), this.#error === undefined).then(submitClose)
           : submitClose();
       this.closing = closed
         .catch((e: UcxError) => {

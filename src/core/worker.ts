@@ -470,9 +470,12 @@ export class Worker {
     return this.#path.requests.unsettledOf(owner, receives);
   }
 
-  /** @internal How many of endpoint `owner`'s requests other than receives UCX still holds. */
-  requestsInFlightOf(owner: object): number {
-    return this.#path.requests.inFlightOf(owner);
+  /**
+   * @internal How many of endpoint `owner`'s requests other than receives UCX still holds: the
+   * request table's, and the sends that went straight to UCX on endpoint `endpointId` (DirectTags).
+   */
+  requestsInFlightOf(owner: object, endpointId = 0): number {
+    return this.#path.requests.inFlightOf(owner) + (endpointId === 0 ? 0 : this.#path.directSendsTo(endpointId));
   }
 
   /** @internal `promise` is what the application holds for request `id` (a wrapper of its own Promise). */

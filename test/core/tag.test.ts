@@ -108,15 +108,17 @@ for (const mode of MODES) {
     await p.run(ba.close());
   });
 
-  test("small sends go straight to UCX in polling and blocking modes, in order with the ring's sends, their buffer reusable at once", async () => {
-    // engine/direct-tags.ts: a send up to the inline capacity skips the submission ring where
-    // the executor runs on this thread (SendPath.sendDirect); a large one takes the ring. One tag
-    // for all: UCX matches in posting order, so any overtaking would show as a wrong content.
-    // Hybrid mode takes the direct path while its driver runs, the ring while it is parked.
+  test("small and zcopy sends go straight to UCX in polling and blocking modes, in order with the ring's sends, their buffer reusable at once", async () => {
+    // engine/direct-tags.ts: a send up to the inline capacity, and one of any size whose
+    // protocol is zcopy, skips the submission ring where the executor runs on this thread
+    // (SendPath.sendDirect); bounce and zcopy-reg sends take the ring. One tag for all: UCX
+    // matches in posting order, so any overtaking would show as a wrong content. Hybrid mode
+    // takes the direct path while its driver runs, the ring while it is parked.
     const polls = mode === "polling" || mode === "blocking";
     const direct = (p.a as unknown as { directTags(): { posted: { sends: number } } | undefined }).directTags();
     if (mode !== "hybrid") assert.is(direct !== undefined, polls, "direct tag calls where the executor runs on this thread");
     const before = direct?.posted.sends ?? 0;
+    const countsBefore = { ...p.a.protocolCounts };
     const sizes = Array.from({ length: 60 }, (_, i) => (i % 6 === 5 ? 2_000 : [0, 1, 8, 64, 180][i % 5]!));
     const into = sizes.map((size) => new Uint8Array(size));
     const recvs = into.map((b) => p.b.recv(b, 77));
@@ -138,8 +140,10 @@ for (const mode of MODES) {
       assert.is(results[i]!.length, size, `message ${i} length`);
       assert.ok(samePattern(into[i]!, i), `message ${i} (${size} B) content, in order`);
     }
+    const counts = p.a.protocolCounts;
     const small = sizes.filter((s) => s <= 180).length;
-    if (direct && polls) assert.is(direct.posted.sends - before, small, "every small send went straight to UCX");
+    const zcopyLarge = counts.zcopy - countsBefore.zcopy + counts.inline - countsBefore.inline - small;
+    if (direct && polls) assert.is(direct.posted.sends - before, small + zcopyLarge, "every small send and every zcopy send went straight to UCX");
   });
 
   test("receives go straight to UCX in polling and blocking modes (hybrid: while its driver runs): masks, the sender's tag, truncation, an abort, order with the ring's receives", async () => {

@@ -229,6 +229,7 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
       return arrivals.length;
     },
     resolved: () => Promise.resolve(),
+    closing: () => false,
   };
   const pool = BouncePool.create(1024, 1, false);
   const { RegistrationCache } = await import("../../src/core/proto/registration-cache.ts");

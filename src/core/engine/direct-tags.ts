@@ -101,6 +101,8 @@ export class DirectTags {
   private readonly memhs: Pointer[] = [];
   /** The staging chunk holding the slot's send bytes (sendCopy; -1: none). */
   private readonly chunks: number[] = [];
+  /** The endpoint id of the slot's send (0: a receive), for `sendsTo`. */
+  private readonly endpoints: number[] = [];
   private readonly free: number[] = [];
   private sequence = 0;
   /** Requests in flight (held in slots). */
@@ -175,7 +177,18 @@ export class DirectTags {
       this.handles.release(memh);
       return r === 0 ? UCS_OK : r;
     }
-    return this.hold(slot, r, SEND, keep, undefined, memh, chunk);
+    return this.hold(slot, r, SEND, keep, undefined, memh, chunk, 0, ep);
+  }
+
+  /**
+   * How many sends to endpoint `ep` UCX still holds (a forced close's quiesce waits for them,
+   * endpoint-quiesce.ts). A scan of the slots: asked only while an endpoint closes, so the
+   * sends themselves pay one array write for it.
+   */
+  sendsTo(ep: number): number {
+    let n = 0;
+    for (let slot = 0; slot < this.requests.length; slot++) if (this.requests[slot]! !== 0 && this.endpoints[slot] === ep) n++;
+    return n;
   }
 
   /**
@@ -261,7 +274,7 @@ export class DirectTags {
     return free.length > 0 ? free[free.length - 1]! : this.requests.length;
   }
 
-  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer, chunk = -1, tableId = 0): number {
+  private hold(slot: number, request: number, kind: number, keep: unknown, settle: DirectSettle | undefined, memh: Pointer, chunk = -1, tableId = 0, ep = 0): number {
     if (slot === this.requests.length) {
       if (slot >= SLOTS) throw new RangeError("too many direct tag requests in flight");
       this.requests.push(0);
@@ -272,6 +285,7 @@ export class DirectTags {
       this.keeps.push(undefined);
       this.memhs.push(0);
       this.chunks.push(-1);
+      this.endpoints.push(0);
     } else this.free.pop();
     // Ids stay below 2^52 (exact Numbers).
     this.sequence = (this.sequence % 0x7fffffff) + 1;
@@ -284,6 +298,7 @@ export class DirectTags {
     this.keeps[slot] = keep;
     this.memhs[slot] = memh;
     this.chunks[slot] = chunk;
+    this.endpoints[slot] = ep;
     this.count++;
     return id;
   }

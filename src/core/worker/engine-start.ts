@@ -60,6 +60,7 @@ export function makeSendPath(path: RequestPath, worker: SendPathWorker, selector
       request: (s: Omit<Submission, "request">, keep, what, onArrive, now) => path.request(s, keep, what, nothing, undefined, onArrive, now),
       requestDone: (s: Omit<Submission, "request">, onArrive) => path.requestDone(s, onArrive),
       resolved: () => worker.resolved(),
+      closing: () => path.requests.closing,
       settled: (p) => worker.settled(p),
       holdMemory: (bytes, promise) => worker.holdMemory(bytes, promise),
     },

@@ -362,6 +362,11 @@ export class RequestPath {
     return e.direct !== undefined && !this.closed && e.directOpen!() ? e.direct : undefined;
   }
 
+  /** How many sends straight to UCX on endpoint `endpointId` UCX still holds (0 where the executor runs on another thread). */
+  directSendsTo(endpointId: number): number {
+    return this.engine.direct?.sendsTo(endpointId) ?? 0;
+  }
+
   /** The executor's memory handles for single requests, where it runs on this thread (polling, blocking). */
   requestHandles(): RequestHandles | undefined {
     return this.engine.requestHandles;
