@@ -323,6 +323,10 @@ export class Endpoint {
     // Large messages cost their bytes, not their Promise: they take the send path, whose
     // registration cache spares UCX registering each one (ring order keeps them in order).
     if (frames.some((f) => f.length > SEND_MANY_SMALL_BYTES)) return Promise.all(frames.map((f) => this.send(f, tag))).then(() => undefined);
+    // Polling and blocking modes (hybrid while its driver runs): every message straight to UCX
+    // from this call, one Promise for the window (proto/send-many-direct.ts).
+    const direct = this.worker.sendPath.sendManyDirect(this.directTags, this.id, frames, tagLo, tagHi, this);
+    if (direct) return direct;
     // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
     // for sendMulti (batch-operations.ts), minus UCXX's headers.
     const descriptorBytes = this.descriptorOf(frames);

@@ -85,6 +85,35 @@ for (const mode of MODES) {
     }
   });
 
+  test("a window goes straight to UCX in polling and blocking modes (hybrid: while its driver runs), in order with the single sends around it", async () => {
+    // proto/send-many-direct.ts: each message one ucp_tag_send_nbx from the call, one Promise
+    // for the window. One tag for all: UCX matches in posting order, so a window that overtook
+    // a single send (or the reverse) would show as a wrong content.
+    const p = await pair(mode);
+    try {
+      const { ab, ba } = await helloEndpoints(p.a, p.b, p.run);
+      const direct = (p.a as unknown as { directTags(): { posted: { sends: number } } | undefined }).directTags();
+      const polls = mode === "polling" || mode === "blocking";
+      if (mode !== "hybrid") assert.is(direct !== undefined, polls, "direct tag calls where the executor runs on this thread");
+      const before = direct?.posted.sends ?? 0;
+      // Eager, rendezvous (past UCX's threshold on shared memory) and empty messages.
+      const window = [8, 65_536, 0, 9_000, 40_000, 8];
+      const sizes = [8, ...window, 8];
+      const into = sizes.map((n) => new Uint8Array(Math.max(n, 1)));
+      const recvs = into.map((b) => ba.recv(b, 50));
+      const sends = [ab.send(pattern(8, 0), 50), ab.sendMany(window.map((n, i) => pattern(n, 1 + i)), 50), ab.send(pattern(8, sizes.length - 1), 50)];
+      const results = await p.run(Promise.all(recvs));
+      await p.run(Promise.all(sends));
+      results.forEach((r, i) => {
+        assert.is(r.length, sizes[i], `message ${i} length`);
+        assert.ok(samePattern(into[i]!.subarray(0, r.length), i), `message ${i} (${sizes[i]} B) content, in order`);
+      });
+      if (direct && polls) assert.ok(direct.posted.sends - before >= window.length, `the window's ${window.length} messages went straight to UCX (${direct.posted.sends - before} direct sends)`);
+    } finally {
+      await p.close();
+    }
+  });
+
   test("bad input throws UcxError; a message too large rejects with UCS_ERR_MESSAGE_TRUNCATED; abort rejects and frees the window", async () => {
     const p = await pair(mode);
     try {

@@ -255,4 +255,63 @@ unit("a send that resolved early and then fails in UCX fails its endpoint", asyn
   assert.is(path.unfinished, 0);
 });
 
+unit("a window straight to UCX: one refused stops the rest, the window waits for what UCX holds, the first failure rejects it", async () => {
+  // proto/send-many-direct.ts against a stand-in for DirectTags whose answers the test chooses:
+  // UCS_OK (finished in place), a request id (UCX holds it: its settle comes later), or a
+  // negative status (refused now). The real path is exercised in core/many.
+  const { sendManyDirect } = await import("../../src/core/proto/send-many-direct.ts");
+  const { UcxError } = await import("../../src/index.ts");
+  const settles = new Map<number, (status: number) => void>();
+  let answers: number[] = [];
+  const posted: number[] = [];
+  const d = {
+    send: (_ep: number, _address: number, length: number) => {
+      posted.push(length);
+      return answers.shift()!;
+    },
+    settleWith: (id: number, settle: (status: number) => void) => void settles.set(id, settle),
+  };
+  let closing = false;
+  const failures: number[] = [];
+  const host = { addressOf: () => 4096, closing: () => closing, failAfterSend: (status: number) => void failures.push(status) };
+  const frames = [1, 2, 3, 4].map((n) => new Uint8Array(n));
+  const state = (p: Promise<void>) => Promise.race([p.then(() => "resolved", (e: unknown) => e), new Promise((r) => setTimeout(() => r("pending"), 10))]);
+  type Direct = Parameters<typeof sendManyDirect>[0];
+
+  // All finished in place: resolved at once.
+  answers = [0, 0, 0, 0];
+  assert.is(await state(sendManyDirect(d as unknown as Direct, host, 1, frames, 0, 0)), "resolved");
+  // Two held: pending until both ended, whatever the order.
+  answers = [0, 101, 0, 102];
+  let w = sendManyDirect(d as unknown as Direct, host, 1, frames, 0, 0);
+  settles.get(102)!(0);
+  assert.is(await state(w), "pending");
+  settles.get(101)!(0);
+  assert.is(await state(w), "resolved");
+  // The third refused: the fourth is not posted; the window rejects with that status once the
+  // held one ends, and the endpoint hears of it.
+  posted.length = 0;
+  answers = [103, 0, -25];
+  w = sendManyDirect(d as unknown as Direct, host, 1, frames, 0, 0);
+  assert.equal(posted, [1, 2, 3]);
+  assert.is(await state(w), "pending");
+  settles.get(103)!(0);
+  const refused = await state(w);
+  assert.instance(refused, UcxError);
+  assert.is((refused as InstanceType<typeof UcxError>).code, "UCS_ERR_CONNECTION_RESET");
+  assert.equal(failures, [-25]);
+  // A held one fails later: its status, the first failure, rejects the window.
+  answers = [104, 105];
+  w = sendManyDirect(d as unknown as Direct, host, 1, frames.slice(0, 2), 0, 0);
+  settles.get(105)!(-24);
+  settles.get(104)!(-16);
+  assert.is(((await state(w)) as InstanceType<typeof UcxError>).code, "UCS_ERR_NOT_CONNECTED");
+  // Cancelled by the worker's close and never awaited: no unhandled rejection.
+  answers = [106];
+  void sendManyDirect(d as unknown as Direct, host, 1, frames.slice(0, 1), 0, 0);
+  closing = true;
+  settles.get(106)!(-16);
+  await new Promise((r) => setTimeout(r, 20)); // an unhandled rejection would end the run here
+});
+
 unit.run();

@@ -23,6 +23,7 @@ import type { BouncePool } from "./bounce-pool.ts";
 import type { RegistrationCache } from "./registration-cache.ts";
 import type { Operation, SendProtocol } from "./protocols.ts";
 import type { ProtocolSelector } from "./selector.ts";
+import { sendManyDirect } from "./send-many-direct.ts";
 
 const UCS_OK = 0;
 
@@ -159,6 +160,19 @@ export class SendPath {
       }),
     );
     return this.host.settled(promise);
+  }
+
+  /**
+   * `ep.sendMany`'s window straight to UCX (send-many-direct.ts), every message by address and
+   * counted as zcopy; undefined where no direct call may go now (another mode, records still in
+   * the ring, UCX_TS_DIRECT_TAGS=0): the caller takes the ring.
+   */
+  sendManyDirect(direct: () => DirectTags | undefined, endpoint: number, frames: readonly Uint8Array[], tagLo: number, tagHi: number, sink: SendFailureSink): Promise<void> | undefined {
+    const d = direct();
+    if (d === undefined) return undefined;
+    this.counts.zcopy += frames.length;
+    const host = { addressOf: this.addressOf, closing: () => this.host.closing(), failAfterSend: (status: number) => sink.failAfterSend(status) };
+    return this.host.settled(sendManyDirect(d, host, endpoint, frames, tagLo, tagHi));
   }
 
   /**

@@ -1,0 +1,74 @@
+/**
+ * `ep.sendMany` straight to UCX (polling and blocking modes, hybrid while its driver runs): each
+ * buffer of the window is one ucp_tag_send_nbx through DirectTags (engine/direct-tags.ts), by
+ * address, from the caller's call; one Promise for the window, settled from inside the progress
+ * round that ends its last message.
+ *
+ * Why: through the ring a window is one MultiSend record whose messages the executor tracks as
+ * parts, checking every unfinished one with ucp_request_check_status each progress round (9.9
+ * checks and ~1.2 us of a 64 KiB message's client CPU in windows of 16, Node hybrid,
+ * bench/window-cost.mjs, 2026-12-07). Here each message UCX keeps reports once, by its callback.
+ *
+ * The ring's semantics hold: messages are posted in order on one endpoint with one tag; one that
+ * UCX refuses at once stops the rest (a later one would shift the receiver's idea of which
+ * message is which); the window settles when every posted message has ended, with the first
+ * failure. Each buffer UCX keeps stays referenced in its direct slot until UCX is done, and counts
+ * in the endpoint's sends in flight (a forced close's quiesce waits for it).
+ */
+import type { DirectTags } from "../engine/direct-tags.ts";
+import { UcxError } from "../errors.ts";
+import { describeStatus } from "../library.ts";
+
+const UCS_OK = 0;
+
+/** What the window needs besides DirectTags. */
+export interface SendManyHost {
+  addressOf(bytes: Uint8Array): number;
+  /** Is the worker closing? A window it cancels that nobody awaits must not end the process. */
+  closing(): boolean;
+  /** A message failed with `status` after it was handed to UCX: the endpoint hears of it. */
+  failAfterSend(status: number): void;
+}
+
+/** The window's rejection: as the ring's request for `sendMany` rejects. */
+const windowError = (status: number): UcxError => UcxError.fromStatus(status, "sendMany", describeStatus);
+
+/** Post `frames` to endpoint `endpoint` with tag (tagLo, tagHi) through `d`; the window's Promise. */
+export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: number, frames: readonly Uint8Array[], tagLo: number, tagHi: number): Promise<void> {
+  let pending = 0;
+  let status = UCS_OK;
+  let posting = true;
+  let settle: ((status: number) => void) | undefined;
+  const ended = (s: number): void => {
+    if (s !== UCS_OK) {
+      if (status === UCS_OK) status = s;
+      host.failAfterSend(s);
+    }
+    pending--;
+    if (pending === 0 && !posting) settle?.(status);
+  };
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i]!;
+    const r = d.send(endpoint, host.addressOf(f), f.length, tagLo, tagHi, f);
+    if (r === UCS_OK) continue;
+    if (r < 0) {
+      // Refused now (the endpoint failed in UCX): nothing after it is posted.
+      status = r;
+      host.failAfterSend(r);
+      break;
+    }
+    pending++;
+    d.settleWith(r, ended);
+  }
+  posting = false;
+  if (pending === 0) return status === UCS_OK ? Promise.resolve() : Promise.reject(windowError(status));
+  const promise = new Promise<void>((resolve, reject) => {
+    settle = (s) => {
+      if (s === UCS_OK) return resolve();
+      // Cancelled by the worker's close: quiet for a window nobody awaits (requests.ts does the same).
+      if (host.closing()) promise.catch(() => {});
+      reject(windowError(s));
+    };
+  });
+  return promise;
+}
