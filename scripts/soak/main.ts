@@ -1,7 +1,7 @@
 /**
  * `npm run soak -- --minutes N`: mixed traffic between this process and 1 to 3 peer processes
- * (peer.ts) through authenticated hello connections: tag, stream, multi-buffer and active-message
- * echoes, put/get and fetch-add, sizes 0 B to 16 MiB, every byte checked; meanwhile faults are
+ * (peer.ts) through authenticated hello connections: tag (single messages and sendMany / recvMany
+ * windows), stream, multi-buffer and active-message echoes, put/get and fetch-add, sizes 0 B to 16 MiB, every byte checked; meanwhile faults are
  * injected at random: endpoints closed under traffic (the peer connects again), peer processes
  * killed with SIGKILL (a new one takes the slot), receives aborted. Every error must come from
  * a connection a fault was injected into, or be an injected abort; anything else (or a byte that

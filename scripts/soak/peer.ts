@@ -58,7 +58,11 @@ async function serve(ep: Endpoint): Promise<void> {
 async function act(ep: Endpoint, c: Control): Promise<void> {
   const tag = dataTag(c.id);
   if ((GPU_KINDS as readonly string[]).includes(c.op)) return peerAct(ep, c as Control & { op: GpuKind }); // --gpu: gpu.ts
-  if (c.op === "tag") {
+  if (c.op === "tag" && c.window) {
+    const bufs = c.sizes.map((n) => new Uint8Array(n));
+    await ep.recvMany(bufs, tag);
+    await ep.sendMany(bufs, tag + 1);
+  } else if (c.op === "tag") {
     const buf = new Uint8Array(c.sizes[0]!);
     await ep.recv(buf, tag);
     await ep.send(buf, tag + 1);

@@ -24,6 +24,8 @@ export interface Control {
   id: number;
   /** Bytes of each buffer (one for tag/stream/am, several for multi). */
   sizes: number[];
+  /** tag: the messages come as one window (`sendMany`) and go back as one (`recvMany`, then `sendMany`). */
+  window?: boolean;
   /** gpu-tag: the peer receives into (and echoes from) device memory, else host memory. */
   device?: boolean;
 }

@@ -81,6 +81,17 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
   const tag = dataTag(id);
   switch (kind) {
     case "tag": {
+      // A third of them a window: `sendMany` / `recvMany` both ways (the peer echoes it the
+      // same way), 1-8 messages, most small, some past sendMany's 64 KiB (sent one by one).
+      if (rand() < 1 / 3) {
+        const n = 1 + Math.floor(rand() * 8);
+        const frames = Array.from({ length: n }, (_, i) => payload(size(2 ** 18), id * 8 + i));
+        const back = frames.map((f) => new Uint8Array(f.length));
+        const echo = posted(ep.recvMany(back, tag + 1));
+        const [, , got] = await all([control(ep, { op: "tag", id, sizes: frames.map((f) => f.length), window: true }), ep.sendMany(frames, tag), echo] as const);
+        if (got.length !== n || got.some((g, i) => g.length !== frames[i]!.length || !sameBytes(frames[i]!, back[i]!))) throw new CorruptionError(`window echo ${id} (${n} messages) differs`);
+        return 2 * frames.reduce((sum, f) => sum + f.length, 0);
+      }
       const out = payload(size(16 * 2 ** 20), id);
       const back = new Uint8Array(out.length);
       const echo = posted(ep.recv(back, tag + 1));
