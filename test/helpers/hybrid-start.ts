@@ -9,7 +9,10 @@ import process from "node:process";
 import { Worker } from "../../src/index.ts";
 import { pattern, samePattern } from "./workers.ts";
 
-const create = () => Worker.create({ progressMode: "hybrid", errorHandling: "none" });
+// A fixed spin budget (the default's starting one): the learnt one may grow past the replies'
+// 2 ms (LEARNT_SPIN_MAX_MS), and a driver that spun through a whole wait neither parked nor
+// polled in it (Bun, a CI run at 1b004e6: 2 round trips, no starting poll, no awaited park).
+const create = () => Worker.create({ progressMode: "hybrid", errorHandling: "none", spinMicroseconds: 100 });
 const [a, b] = await Promise.all([create(), create()]);
 const ab = await a.connect(await b.address());
 const ba = await b.connect(await a.address());
