@@ -325,7 +325,7 @@ export class Endpoint {
     if (frames.some((f) => f.length > SEND_MANY_SMALL_BYTES)) return Promise.all(frames.map((f) => this.send(f, tag))).then(() => undefined);
     // Polling and blocking modes (hybrid while its driver runs): every message straight to UCX
     // from this call, one Promise for the window (proto/send-many-direct.ts).
-    const direct = this.worker.sendPath.sendManyDirect(this.directTags, this.id, frames, tagLo, tagHi, this);
+    const direct = this.worker.sendPath.sendManyDirect(this.directTags, this.id, frames, tagLo, tagHi);
     if (direct) return direct;
     // The executor posts the batch's messages from a descriptor of (address, length) pairs, as
     // for sendMulti (batch-operations.ts), minus UCXX's headers.

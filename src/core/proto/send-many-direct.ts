@@ -21,13 +21,15 @@ import { describeStatus } from "../library.ts";
 
 const UCS_OK = 0;
 
-/** What the window needs besides DirectTags. */
+/**
+ * What the window needs besides DirectTags. A failed message is the window's rejection, not a
+ * lost send of the endpoint's (Endpoint.failAfterSend counts those for sends that resolved
+ * before UCX was done): the caller sees it, as through the ring.
+ */
 export interface SendManyHost {
   addressOf(bytes: Uint8Array): number;
   /** Is the worker closing? A window it cancels that nobody awaits must not end the process. */
   closing(): boolean;
-  /** A message failed with `status` after it was handed to UCX: the endpoint hears of it. */
-  failAfterSend(status: number): void;
 }
 
 /** The window's rejection: as the ring's request for `sendMany` rejects. */
@@ -40,10 +42,7 @@ export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: numb
   let posting = true;
   let settle: ((status: number) => void) | undefined;
   const ended = (s: number): void => {
-    if (s !== UCS_OK) {
-      if (status === UCS_OK) status = s;
-      host.failAfterSend(s);
-    }
+    if (s !== UCS_OK && status === UCS_OK) status = s;
     pending--;
     if (pending === 0 && !posting) settle?.(status);
   };
@@ -54,7 +53,6 @@ export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: numb
     if (r < 0) {
       // Refused now (the endpoint failed in UCX): nothing after it is posted.
       status = r;
-      host.failAfterSend(r);
       break;
     }
     pending++;

@@ -167,13 +167,15 @@ export class SendPath {
    * counted as zcopy; undefined where no direct call may go now (another mode, records still in
    * the ring, UCX_TS_DIRECT_TAGS=0): the caller takes the ring.
    */
-  sendManyDirect(direct: () => DirectTags | undefined, endpoint: number, frames: readonly Uint8Array[], tagLo: number, tagHi: number, sink: SendFailureSink): Promise<void> | undefined {
+  sendManyDirect(direct: () => DirectTags | undefined, endpoint: number, frames: readonly Uint8Array[], tagLo: number, tagHi: number): Promise<void> | undefined {
     const d = direct();
     if (d === undefined) return undefined;
     this.counts.zcopy += frames.length;
-    const host = { addressOf: this.addressOf, closing: () => this.host.closing(), failAfterSend: (status: number) => sink.failAfterSend(status) };
-    return this.host.settled(sendManyDirect(d, host, endpoint, frames, tagLo, tagHi));
+    return this.host.settled(sendManyDirect(d, this.windowHost, endpoint, frames, tagLo, tagHi));
   }
+
+  /** What sendManyDirect needs of this path (made once). */
+  private readonly windowHost = { addressOf: (bytes: Uint8Array) => this.addressOf(bytes), closing: () => this.host.closing() };
 
   /**
    * `sendDirect` for a caller without a Promise (Endpoint.sendRequest): the same choices, the
