@@ -265,7 +265,7 @@ unit("a window straight to UCX: one refused stops the rest, the window waits for
   let answers: number[] = [];
   const posted: number[] = [];
   const d = {
-    send: (_ep: number, _address: number, length: number) => {
+    sendQueued: (_q: unknown, _ep: number, _address: number, length: number) => {
       posted.push(length);
       return answers.shift()!;
     },

@@ -7,15 +7,17 @@
  * Why: through the ring a window is one MultiSend record whose messages the executor tracks as
  * parts, checking every unfinished one with ucp_request_check_status each progress round (9.9
  * checks and ~1.2 us of a 64 KiB message's client CPU in windows of 16, Node hybrid,
- * bench/window-cost.mjs, 2026-12-07). Here each message UCX keeps reports once, by its callback.
+ * bench/window-cost.mjs, 2026-12-07): the record, request entry and completion record go.
  *
  * The ring's semantics hold: messages are posted in order on one endpoint with one tag; one that
  * UCX refuses at once stops the rest (a later one would shift the receiver's idea of which
  * message is which); the window settles when every posted message has ended, with the first
- * failure. Each buffer UCX keeps stays referenced in its direct slot until UCX is done, and counts
+ * failure. The messages UCX keeps end without a callback into JavaScript each: the progress round
+ * checks the window's queue in order (DirectTags.sendQueued), as the ring's tracker checked its
+ * parts (a callback per send cost Deno's 8 B windows 12 %). Each buffer UCX keeps stays referenced in its direct slot until UCX is done, and counts
  * in the endpoint's sends in flight (a forced close's quiesce waits for it).
  */
-import type { DirectTags } from "../engine/direct-tags.ts";
+import type { DirectTags, SendQueue } from "../engine/direct-tags.ts";
 import { UcxError } from "../errors.ts";
 import { describeStatus } from "../library.ts";
 
@@ -46,9 +48,11 @@ export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: numb
     pending--;
     if (pending === 0 && !posting) settle?.(status);
   };
+  // Posted without callbacks: the progress round finds them finished in order (DirectTags.sendQueued).
+  const queue: SendQueue = { slots: [], ids: [], next: 0 };
   for (let i = 0; i < frames.length; i++) {
     const f = frames[i]!;
-    const r = d.send(endpoint, host.addressOf(f), f.length, tagLo, tagHi, f);
+    const r = d.sendQueued(queue, endpoint, host.addressOf(f), f.length, tagLo, tagHi, f);
     if (r === UCS_OK) continue;
     if (r < 0) {
       // Refused now (the endpoint failed in UCX): nothing after it is posted.
