@@ -204,11 +204,6 @@ export class DirectTags {
   }
 
   /**
-   * How many sends to endpoint `ep` UCX still holds (a forced close's quiesce waits for them,
-   * endpoint-quiesce.ts). A scan of the slots: asked only while an endpoint closes, so the
-   * sends themselves pay one array write for it.
-   */
-  /**
    * `send` without a callback into JavaScript, for a window of sends (Endpoint.sendMany): one
    * UCX keeps joins queue `q` and is found finished by the progress round's check of `q`, in
    * posting order, instead of by a callback (a callback from C costs Deno ~0.6 us, Node ~0.3;
@@ -237,6 +232,11 @@ export class DirectTags {
     return id;
   }
 
+  /**
+   * How many sends to endpoint `ep` UCX still holds (a forced close's quiesce waits for them,
+   * endpoint-quiesce.ts). A scan of the slots: asked only while an endpoint closes, so the
+   * sends themselves pay one array write for it.
+   */
   sendsTo(ep: number): number {
     let n = 0;
     for (let slot = 0; slot < this.requests.length; slot++) if (this.requests[slot]! !== 0 && this.endpoints[slot] === ep) n++;
@@ -362,8 +362,8 @@ export class DirectTags {
   }
 
   /**
-   * Is a polled receive (or a queued send) done that no round has reported yet? (Checked before the thread sleeps:
-   * the next round then checks them, whatever UCX reports.)
+   * Is a polled receive (or a queued send) done that no round has reported yet? (Checked before
+   * the thread sleeps: the next round then checks them, whatever UCX reports.)
    */
   anyPolledDone(): boolean {
     for (const slot of this.polled) {
@@ -437,7 +437,8 @@ export class DirectTags {
 
   /**
    * The queued sends UCX has finished, each queue checked in posting order up to the first it has
-   * not (sendQueued): one check per queue in a round where none finished. A send the shutdown released is skipped (its id no longer names its slot).
+   * not (sendQueued): one check per queue in a round where none finished. A send the shutdown
+   * released is skipped (its id no longer names its slot).
    */
   private finishSendQueues(): number {
     const queues = this.sendQueues;

@@ -4,18 +4,19 @@
  * address, from the caller's call; one Promise for the window, settled from inside the progress
  * round that ends its last message.
  *
- * Why: through the ring a window is one MultiSend record whose messages the executor tracks as
- * parts, checking every unfinished one with ucp_request_check_status each progress round (9.9
- * checks and ~1.2 us of a 64 KiB message's client CPU in windows of 16, Node hybrid,
- * bench/window-cost.mjs, 2026-12-07): the record, request entry and completion record go.
+ * Why: through the ring a window is a submission record, a request entry, a batch of parts in
+ * the executor and a completion record; from the call, windows of 256 x 8 B went 5.7-7.4 ->
+ * 8.6-9.6 MB/s on Node, 10.8-11.6 -> 11.4-12.1 on Deno, 12.6-13.5 -> 14.8-17.1 on Bun (hybrid,
+ * 2026-12-07, docs/benchmarks.md).
  *
  * The ring's semantics hold: messages are posted in order on one endpoint with one tag; one that
  * UCX refuses at once stops the rest (a later one would shift the receiver's idea of which
  * message is which); the window settles when every posted message has ended, with the first
- * failure. The messages UCX keeps end without a callback into JavaScript each: the progress round
- * checks the window's queue in order (DirectTags.sendQueued), as the ring's tracker checked its
- * parts (a callback per send cost Deno's 8 B windows 12 %). Each buffer UCX keeps stays referenced in its direct slot until UCX is done, and counts
- * in the endpoint's sends in flight (a forced close's quiesce waits for it).
+ * failure. The messages UCX keeps end without a callback into JavaScript each: the progress
+ * round checks the window's queue in order (DirectTags.sendQueued), as the ring's tracker
+ * checked its parts (a callback per send cost Deno's 8 B windows 12 %). Each buffer UCX keeps
+ * stays referenced in its direct slot until UCX is done, and counts in the endpoint's sends in
+ * flight (a forced close's quiesce waits for it).
  */
 import type { DirectTags, SendQueue } from "../engine/direct-tags.ts";
 import { UcxError } from "../errors.ts";
