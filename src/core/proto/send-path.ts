@@ -130,9 +130,9 @@ export class SendPath {
 
   /**
    * Polling and blocking modes (hybrid while its driver runs): a tag send whose protocol is
-   * inline (up to the inline capacity) or zcopy (any size) goes to UCX from this call (engine/direct-tags.ts) instead of through a submission record: no record written
-   * and read back, no request entry, no completion record (issue 21). Its protocol is still the
-   * selector's:
+   * inline (up to the inline capacity) or zcopy (any size) goes to UCX from this call
+   * (engine/direct-tags.ts) instead of through a submission record: no record written and read
+   * back, no request entry, no completion record (issue 21). Its protocol is still the selector's:
    * - inline: its bytes staged as the record's would be (`sendCopy`); resolves now. One UCX could
    *   not finish in place reports its end as an early send's completion does (a failure to
    *   `sink`; closing waits for it: `unfinished`), one that failed at once fails `sink` now.
@@ -198,7 +198,7 @@ export class SendPath {
    * The protocol a tag send of `length` bytes takes straight to UCX (sendDirect), or undefined
    * where it does not: inline up to the record's room, zcopy at any size (its buffer held in
    * the direct slot until UCX is done; the ring's record, request entry and completion record
-   * cost ~4.5 us of a 64 KiB round trip's ~37, Node hybrid, 2026-12-07). Bounce and zcopy-reg
+   * cost 2.4-4.5 us of a 64 KiB round trip's 33-38, Node hybrid, 2026-12-07). Bounce and zcopy-reg
    * keep the ring's path (a chunk or a registration to give back on completion).
    */
   private directProtocol(length: number): "inline" | "zcopy" | undefined {
