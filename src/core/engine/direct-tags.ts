@@ -60,6 +60,8 @@ export type RequestSink = (id: number, status: number, length: number, tagLo: nu
  */
 const SLOTS = 2 ** 20;
 const DIRECT_BASE = 2 ** 31;
+/** The slot of request id `id`. */
+const slotOf = (id: number): number => (id - DIRECT_BASE) % SLOTS;
 const SEND_MASK = C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
 const RECV_MASK = C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL | SEND_MASK;
 /** A polled receive's: no callback, no user data. */
@@ -182,25 +184,7 @@ export class DirectTags {
    * finish it.
    */
   send(ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown, chunk = -1): number {
-    const e = this.endpoint(ep);
-    if (!e) return UCS_ERR_NOT_CONNECTED;
-    if (e.failed) return e.failed;
-    const slot = this.nextSlot();
-    setUserData(this.sendParam, slot);
-    this.posted.sends++;
-    // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
-    const memh = e.peer ? this.handles.map(address, length) : 0;
-    if (memh) setParamsMemh(this.sendParam, SEND_MASK, memh);
-    if (TURNAROUND) mark(Mark.Posted);
-    // A send to this worker itself may complete a polled receive inside the call.
-    this.touched = true;
-    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.sendParamAddress);
-    if (memh) setParamsMemh(this.sendParam, SEND_MASK, 0);
-    if (r === 0 || ptrIsError(r)) {
-      this.handles.release(memh);
-      return r === 0 ? UCS_OK : r;
-    }
-    return this.hold(slot, r, SEND, keep, undefined, memh, chunk, 0, ep);
+    return this.postSend(ep, address, length, tagLo, tagHi, keep, chunk, this.sendParam, this.sendParamAddress, SEND_MASK);
   }
 
   /**
@@ -211,25 +195,35 @@ export class DirectTags {
    * is full). Returns as `send` does; give an id its settle with `settleWith`.
    */
   sendQueued(q: SendQueue, ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown): number {
+    const id = this.postSend(ep, address, length, tagLo, tagHi, keep, -1, this.queuedSendParam, this.queuedSendParamAddress, QUEUED_SEND_MASK);
+    if (id <= 0) return id; // finished in place, or failed
+    if (q.slots.length === q.next) this.sendQueues.push(q); // its first send in flight (again)
+    q.slots.push(slotOf(id));
+    q.ids.push(id);
+    return id;
+  }
+
+  /** One ucp_tag_send_nbx with `param` (its op_attr_mask `mask`: with a callback, the slot is its user data); as `send` returns. */
+  private postSend(ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown, chunk: number, param: ReturnType<Ucx["struct"]>, paramAddress: Pointer, mask: number): number {
     const e = this.endpoint(ep);
     if (!e) return UCS_ERR_NOT_CONNECTED;
     if (e.failed) return e.failed;
     const slot = this.nextSlot();
+    if (mask === SEND_MASK) setUserData(param, slot);
     this.posted.sends++;
+    // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
     const memh = e.peer ? this.handles.map(address, length) : 0;
-    if (memh) setParamsMemh(this.queuedSendParam, QUEUED_SEND_MASK, memh);
+    if (memh) setParamsMemh(param, mask, memh);
+    if (TURNAROUND) mark(Mark.Posted);
+    // A send to this worker itself may complete a polled receive inside the call.
     this.touched = true;
-    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), this.queuedSendParamAddress);
-    if (memh) setParamsMemh(this.queuedSendParam, QUEUED_SEND_MASK, 0);
+    const r = this.u.ucp_tag_send_nbx(e.handle, address, length, tagArgument(tagLo, tagHi), paramAddress);
+    if (memh) setParamsMemh(param, mask, 0);
     if (r === 0 || ptrIsError(r)) {
       this.handles.release(memh);
       return r === 0 ? UCS_OK : r;
     }
-    const id = this.hold(slot, r, SEND, keep, undefined, memh, -1, 0, ep);
-    if (q.slots.length === q.next) this.sendQueues.push(q); // its first send in flight (again)
-    q.slots.push(slot);
-    q.ids.push(id);
-    return id;
+    return this.hold(slot, r, SEND, keep, undefined, memh, chunk, 0, ep);
   }
 
   /**
@@ -258,7 +252,7 @@ export class DirectTags {
 
   /** The settle of send `id` that `send` left in flight (made only for those: most finish in place). */
   settleWith(id: number, settle: DirectSettle): void {
-    const slot = (id - DIRECT_BASE) % SLOTS;
+    const slot = slotOf(id);
     if (this.ids[slot] === id) this.settles[slot] = settle;
   }
 
@@ -313,7 +307,7 @@ export class DirectTags {
 
   /** Ask UCX to cancel request `id` (it then settles with UCS_ERR_CANCELED); one already finished is left alone. */
   cancel(id: number): void {
-    const slot = (id - DIRECT_BASE) % SLOTS;
+    const slot = slotOf(id);
     if (this.ids[slot] === id && this.requests[slot]! !== 0) {
       this.touched = true;
       this.u.ucp_request_cancel(this.worker, this.requests[slot]!);
