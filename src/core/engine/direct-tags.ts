@@ -39,8 +39,7 @@ const UCS_ERR_CANCELED = -16;
  * endpoint's sends end in order), as the ring's part tracker checks a batch's parts.
  */
 export interface SendQueue {
-  /** Slot and id of each send UCX kept, in posting order. */
-  readonly slots: number[];
+  /** The id of each send UCX kept, in posting order (its slot is `slotOf(id)`). */
   readonly ids: number[];
   /** The first not yet found finished. */
   next: number;
@@ -197,8 +196,7 @@ export class DirectTags {
   sendQueued(q: SendQueue, ep: number, address: number, length: number, tagLo: number, tagHi: number, keep: unknown): number {
     const id = this.postSend(ep, address, length, tagLo, tagHi, keep, -1, this.queuedSendParam, this.queuedSendParamAddress, QUEUED_SEND_MASK);
     if (id <= 0) return id; // finished in place, or failed
-    if (q.slots.length === q.next) this.sendQueues.push(q); // its first send in flight (again)
-    q.slots.push(slotOf(id));
+    if (q.ids.length === q.next) this.sendQueues.push(q); // its first send in flight (again)
     q.ids.push(id);
     return id;
   }
@@ -368,8 +366,8 @@ export class DirectTags {
     }
     // A queue's first unfinished send (the rest end after it).
     for (const q of this.sendQueues) {
-      const slot = q.slots[q.next];
-      if (slot !== undefined && this.ids[slot] === q.ids[q.next] && this.requests[slot]! !== 0 && this.u.ucp_request_check_status(this.requests[slot]!) !== UCS_INPROGRESS) {
+      const request = q.next < q.ids.length ? this.liveRequest(q.ids[q.next]!) : 0;
+      if (request !== 0 && this.u.ucp_request_check_status(request) !== UCS_INPROGRESS) {
         this.touched = true;
         return true;
       }
@@ -439,22 +437,29 @@ export class DirectTags {
     let n = 0;
     for (let i = 0; i < queues.length; ) {
       const q = queues[i]!;
-      while (q.next < q.slots.length) {
-        const slot = q.slots[q.next]!;
-        if (this.ids[slot] !== q.ids[q.next] || this.requests[slot]! === 0) {
+      while (q.next < q.ids.length) {
+        const id = q.ids[q.next]!;
+        const request = this.liveRequest(id);
+        if (request === 0) {
           q.next++;
           continue;
         }
-        const status = this.u.ucp_request_check_status(this.requests[slot]!);
+        const status = this.u.ucp_request_check_status(request);
         if (status === UCS_INPROGRESS) break;
         q.next++;
         n++;
-        this.end(slot, status, 0, 0, 0);
+        this.end(slotOf(id), status, 0, 0, 0);
       }
-      if (q.next < q.slots.length) i++;
+      if (q.next < q.ids.length) i++;
       else queues.splice(i, 1);
     }
     return n;
+  }
+
+  /** The UCX request of `id` while it is in flight; 0 once it ended or the shutdown released it (its slot may be another's). */
+  private liveRequest(id: number): number {
+    const slot = slotOf(id);
+    return this.ids[slot] === id ? this.requests[slot]! : 0;
   }
 
   /** The requests whose callbacks fired. */

@@ -42,15 +42,15 @@ const windowError = (status: number): UcxError => UcxError.fromStatus(status, "s
 export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: number, frames: readonly Uint8Array[], tagLo: number, tagHi: number): Promise<void> {
   let pending = 0;
   let status = UCS_OK;
-  let posting = true;
+  // Set once every message is posted (none ends before: ends come from progress rounds only).
   let settle: ((status: number) => void) | undefined;
   const ended = (s: number): void => {
     if (s !== UCS_OK && status === UCS_OK) status = s;
     pending--;
-    if (pending === 0 && !posting) settle?.(status);
+    if (pending === 0) settle?.(status);
   };
   // Posted without callbacks: the progress round finds them finished in order (DirectTags.sendQueued).
-  const queue: SendQueue = { slots: [], ids: [], next: 0 };
+  const queue: SendQueue = { ids: [], next: 0 };
   for (let i = 0; i < frames.length; i++) {
     const f = frames[i]!;
     const r = d.sendQueued(queue, endpoint, host.addressOf(f), f.length, tagLo, tagHi, f);
@@ -63,7 +63,6 @@ export function sendManyDirect(d: DirectTags, host: SendManyHost, endpoint: numb
     pending++;
     d.settleWith(r, ended);
   }
-  posting = false;
   if (pending === 0) return status === UCS_OK ? Promise.resolve() : Promise.reject(windowError(status));
   const promise = new Promise<void>((resolve, reject) => {
     settle = (s) => {
