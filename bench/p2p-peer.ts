@@ -188,6 +188,7 @@ if (role === "server") {
       // UCX_TS_PROFILE=1: the server's phases per message of each AM window, on stderr.
       if (PROFILING) process.stderr.write(JSON.stringify({ am: count, ...profileSnapshot() }) + "\n");
       await wait(ep.send(ack, 5));
+      trace.mark("am");
     }
   }
 } else {

@@ -292,6 +292,45 @@ for (const mode of MODES) {
     }
   });
 
+  test("rendezvous windows fetched several per progress round: in order, every byte, tag messages beside them delivered", async () => {
+    // A round calls UCX again while fetches finish (executor.ts FETCH_BURST_MS): 64 KiB messages
+    // over shared memory are rendezvous, fetched one per call. Windows of 48, received one
+    // message at a time and released (later fetches reuse that memory) or all at once, with a
+    // tag message sent between the windows' halves that must not wait for them.
+    const p = await pair(mode);
+    try {
+      const SIZE = 64 << 10;
+      for (let w = 0; w < 3; w++) {
+        const seed = (i: number) => 100 * w + i;
+        const first = Array.from({ length: 24 }, (_, i) => pattern(SIZE, seed(i)));
+        const second = Array.from({ length: 24 }, (_, i) => pattern(SIZE + i, seed(24 + i)));
+        const tagged = new Uint8Array(4);
+        const received = p.b.recv(tagged, 40 + w);
+        const sends = Promise.all([p.ab.amSendMany(first), p.ab.send(u8(w, 1, 2, 3), 40 + w), p.ab.amSendMany(second)]);
+        const got: AmMessage[] = [];
+        if (w === 1) got.push(...(await p.run(p.b.amRecvMany(48))));
+        else for (let i = 0; i < 48; i++) {
+          const m = await p.run(p.b.amRecv());
+          assert.ok(samePattern(m.data, seed(i)), `window ${w}, message ${i}: bytes`);
+          m.release();
+          got.push(m);
+        }
+        await p.run(Promise.all([sends, received]));
+        assert.equal(tagged, u8(w, 1, 2, 3), `window ${w}: the tag message`);
+        got.forEach((m, i) => {
+          if (w === 1) {
+            assert.is(m.data.length, i < 24 ? SIZE : SIZE + i - 24, `window ${w}, message ${i}: length`);
+            assert.ok(samePattern(m.data, seed(i)), `window ${w}, message ${i}: bytes`);
+            m.release();
+          }
+        });
+      }
+      assert.is(p.a.pendingRequests + p.b.pendingRequests, 0);
+    } finally {
+      await p.close();
+    }
+  });
+
   test("receiver callbacks by (owner, id), raw AM ids, and malformed headers refused one message at a time", async () => {
     const p = await pair(mode);
     try {

@@ -50,6 +50,8 @@ const UCS_ERR_BUSY = -15;
 const AM_QUIET_MS = 20;
 /** Requests an idle round of progress checks (see Executor.progress). */
 const IDLE_SCAN = 8;
+/** How long one round keeps calling ucp_worker_progress while rendezvous fetches finish (progressRound). */
+const FETCH_BURST_MS = 0.05;
 
 /** What the executor writes its completions to (CompletionWriter). */
 export interface CompletionSink {
@@ -319,20 +321,27 @@ export class Executor {
   private progressRound(): number {
     const t = this.tracker;
     const am = this.am;
-    // The active messages of this call are handed over together after it (ActiveMessages.endBatch).
     let events: number;
     if (am) {
-      am.beginBatch();
-      try {
-        events = this.u.ucp_worker_progress(this.worker);
-      } finally {
-        am.endBatch();
+      events = this.progressActiveMessages(am);
+      // A rendezvous message's fetch finishes one per ucp_worker_progress call (UCX 1.13 over
+      // shared memory: one cma get of its queue per call). While a call finished one and more
+      // are queued, call again now rather than after a round of JavaScript (the rest of this
+      // round, the driver's turns): a window of 16 x 64 KiB fetches spent 3-4 us of it between
+      // each two gets of ~7 us. Bounded in time, so that the round's other completions wait for
+      // a few small gets or one large one at most.
+      if (am.fetchesInFlight > 0) {
+        const until = performance.now() + FETCH_BURST_MS;
+        for (;;) {
+          const finished = am.finishFetched();
+          events += finished;
+          if (finished === 0 || am.fetchesInFlight === 0 || performance.now() > until) break;
+          events += this.progressActiveMessages(am);
+        }
       }
-    } else events = this.u.ucp_worker_progress(this.worker);
-    this.endpoints.closeFailed();
-    if (am) {
-      am.fetchPending();
-      if (am.fetchesInFlight > 0) events += am.finishFetched();
+    } else {
+      events = this.u.ucp_worker_progress(this.worker);
+      this.endpoints.closeFailed();
     }
     if (t.partQueues.size > 0) events += t.progressParts();
     if (t.completedWords > 0) events += t.finishCompleted();
@@ -345,6 +354,24 @@ export class Executor {
     if (fast && fast.count > 0) events += full ? fast.checkAll(this.reportFast) : fast.checkSome(IDLE_SCAN, this.reportFast);
     // Last: an endpoint error seen in this round goes after every completion of the round.
     return events + this.endpoints.reportErrors();
+  }
+
+  /**
+   * `ucp_worker_progress` with the call's active messages handed over together after it
+   * (ActiveMessages.endBatch), the endpoints that failed in it closed, then the fetches that had
+   * to wait for memory started.
+   */
+  private progressActiveMessages(am: ActiveMessages): number {
+    let events: number;
+    am.beginBatch();
+    try {
+      events = this.u.ucp_worker_progress(this.worker);
+    } finally {
+      am.endBatch();
+    }
+    this.endpoints.closeFailed();
+    am.fetchPending();
+    return events;
   }
 
   /** The shared parameters with these op_attr_mask and flags, and a memory handle when `memh` is one. */
