@@ -35,6 +35,15 @@ const errors = opt("errors", ["none", "peer"]);
 const n = (x) => (quick ? Math.max(20, Math.round(x / 10)) : x);
 /** Windows of the 8 B rows (tag and AM), with or without --quick (see the plan below). */
 const RATE_WINDOWS = 200;
+/**
+ * The least a bulk row (64 KiB and up) moves, with or without --quick. With --quick's tenth, the
+ * 64 KiB rows moved 20 MiB: 2-7 ms at 3-10 GB/s, one scheduler time slice, so one preemption of
+ * either process (or of ucx_perftest's, which runs the same count) set the row's figure: 64 KiB
+ * AM read 1.3-3.0 GB/s and Bun's tag rows 3.2-6.9 in runs minutes apart (2026-12-07).
+ */
+const ROW_BYTES = 256 << 20;
+/** [size, window, rounds]: `rounds` (a tenth with --quick), raised to move ROW_BYTES at least. */
+const bulk = (size, window, rounds) => [size, window, Math.max(n(rounds), Math.ceil(ROW_BYTES / (size * window)))];
 if (flag("profile")) {
   await profile();
   process.exit(0);
@@ -54,9 +63,9 @@ const plan = opt("plan", undefined)
       // RATE_WINDOWS windows with --quick too: 20 windows of 256 x 8 B were 5-7 ms at ~1 us a
       // message, shorter than one scheduler time slice, so one preemption of either process
       // (or of ucx_perftest's, which runs the same count) halved the row's figure.
-      bandwidth: [[8, 256, RATE_WINDOWS], [65536, 16, n(100)], [1 << 20, 16, n(20)], [4 << 20, 8, n(10)]],
+      bandwidth: [[8, 256, RATE_WINDOWS], bulk(65536, 16, 100), bulk(1 << 20, 16, 20), bulk(4 << 20, 8, 10)],
       // Active messages (UCXX's format), against ucx_perftest -t ucp_am_bw.
-      am: [[8, 256, RATE_WINDOWS], [65536, 16, n(100)], [1 << 20, 16, n(20)]],
+      am: [[8, 256, RATE_WINDOWS], bulk(65536, 16, 100), bulk(1 << 20, 16, 20)],
       // The same 8 B windows through ep.amSendMany (one record and Promise a window).
       amMany: [[8, 256, RATE_WINDOWS]],
     };
