@@ -331,6 +331,29 @@ for (const mode of MODES) {
     }
   });
 
+  test("release() detaches the message's memory at once; a later message reusing it is never seen through the old view", async () => {
+    const p = await pair(mode);
+    try {
+      const SIZE = 64 << 10;
+      const first = await p.run(Promise.all([p.b.amRecv(), p.ab.amSend(pattern(SIZE, 1))]).then(([m]) => m));
+      const old = first.data;
+      assert.ok(samePattern(old, 1));
+      first.release();
+      assert.is(old.byteLength, 0, "the released view reads as empty");
+      assert.is(first.data.byteLength, 0, "so does the message's own");
+      first.release(); // a second release does nothing
+      // The next messages of that size take the released memory (the pool): still nothing shows.
+      for (let k = 2; k < 6; k++) {
+        const m = await p.run(Promise.all([p.b.amRecv(), p.ab.amSend(pattern(SIZE, k))]).then(([x]) => x));
+        assert.ok(samePattern(m.data, k), `message ${k}`);
+        assert.is(old.byteLength, 0);
+        m.release();
+      }
+    } finally {
+      await p.close();
+    }
+  });
+
   test("receiver callbacks by (owner, id), raw AM ids, and malformed headers refused one message at a time", async () => {
     const p = await pair(mode);
     try {
