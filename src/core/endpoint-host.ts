@@ -36,6 +36,8 @@ export interface EndpointHost extends DrainHost {
     operation: string,
     onOk: (value: number, tagLo: number, tagHi: number) => T,
     onError?: (status: number, value: number) => UcxError | undefined,
+    /** Hand it to UCX now, not at the next round of progress (Engine.submit). */
+    now?: boolean,
   ): Submitted<T>;
   /** Await `p`, progressing the worker meanwhile in polling and blocking modes. */
   settled<T>(p: Promise<T>): Promise<T>;

@@ -510,6 +510,10 @@ export class Endpoint {
         [bytes, header],
         "ucp_am_send_nbx",
         () => undefined,
+        undefined,
+        // Handed to UCX now, as a zcopy tag send is (SendPath): at the next round of progress
+        // the first of a window's rendezvous messages left 12-20 us after the call.
+        true,
       ),
     );
   }
@@ -551,6 +555,8 @@ export class Endpoint {
         [descriptorBytes, header, frames],
         "amSendMany",
         () => undefined,
+        undefined,
+        true, // handed to UCX now, as amSend's messages are
       ),
     );
   }

@@ -426,8 +426,10 @@ export class Worker {
     operation: string,
     onOk: (value: number, tagLo: number, tagHi: number) => T,
     onError?: (status: number, value: number) => UcxError | undefined,
+    /** Hand it to UCX now, not at the next round of progress (Engine.submit). */
+    now = false,
   ): Submitted<T> {
-    return this.#path.request(s, keep, operation, onOk, onError);
+    return this.#path.request(s, keep, operation, onOk, onError, undefined, now);
   }
 
   /** @internal Reject request `id` now with `status` (its buffers stay held until UCX reports it). */
