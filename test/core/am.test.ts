@@ -307,23 +307,20 @@ for (const mode of MODES) {
         const tagged = new Uint8Array(4);
         const received = p.b.recv(tagged, 40 + w);
         const sends = Promise.all([p.ab.amSendMany(first), p.ab.send(u8(w, 1, 2, 3), 40 + w), p.ab.amSendMany(second)]);
-        const got: AmMessage[] = [];
-        if (w === 1) got.push(...(await p.run(p.b.amRecvMany(48))));
-        else for (let i = 0; i < 48; i++) {
-          const m = await p.run(p.b.amRecv());
-          assert.ok(samePattern(m.data, seed(i)), `window ${w}, message ${i}: bytes`);
-          m.release();
-          got.push(m);
-        }
-        await p.run(Promise.all([sends, received]));
-        assert.equal(tagged, u8(w, 1, 2, 3), `window ${w}: the tag message`);
-        got.forEach((m, i) => {
-          if (w === 1) {
+        if (w === 1)
+          (await p.run(p.b.amRecvMany(48))).forEach((m, i) => {
             assert.is(m.data.length, i < 24 ? SIZE : SIZE + i - 24, `window ${w}, message ${i}: length`);
             assert.ok(samePattern(m.data, seed(i)), `window ${w}, message ${i}: bytes`);
             m.release();
+          });
+        else
+          for (let i = 0; i < 48; i++) {
+            const m = await p.run(p.b.amRecv());
+            assert.ok(samePattern(m.data, seed(i)), `window ${w}, message ${i}: bytes`);
+            m.release();
           }
-        });
+        await p.run(Promise.all([sends, received]));
+        assert.equal(tagged, u8(w, 1, 2, 3), `window ${w}: the tag message`);
       }
       assert.is(p.a.pendingRequests + p.b.pendingRequests, 0);
     } finally {
