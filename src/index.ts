@@ -37,6 +37,7 @@ export {
 } from "./core/multi/header.ts";
 export { UcxRequest } from "./core/ucx-request.ts";
 export { Endpoint, type ErrorHandling, type AtomicOp, type AtomicOptions, type AmSendOptions } from "./core/endpoint.ts";
+export type { AmSendProtocol } from "./core/am/send-protocol.ts";
 export { MemoryHandle, RemoteKey } from "./core/memory.ts";
 export { encodeAmHeader, decodeAmHeader, AmHeaderError, RESERVED_OWNER, type AmHeader, type AmCallbackAddress } from "./core/am/header.ts";
 export { DEFAULT_AM_LIMITS, type AmMessage, type AmQueueLimits } from "./core/am/inbox.ts";

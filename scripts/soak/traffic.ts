@@ -7,6 +7,9 @@
 import type { Endpoint, RemoteKey } from "../../src/index.ts";
 import { COUNTER_OFFSET, type Control, dataTag, encode, type OpKind, payload, REGION, sameBytes, TAG } from "./protocol.ts";
 
+/** amSend protocols the soak picks from, "auto" (the default) weighted as the others together. */
+const AM_PROTOCOLS = ["auto", "auto", "auto", "eager", "rndv", "ucx"] as const;
+
 export class CorruptionError extends Error {
   override name = "CorruptionError";
 }
@@ -130,8 +133,10 @@ export async function runOp(kind: OpKind, c: Connection, id: number, rand: () =>
       return c.am.run(async () => {
         const out = payload(size(2 ** 20), id);
         const header = payload(Math.floor(rand() * 64), id + 1);
+        // Every wire protocol (send-protocol.ts): "auto" half the time, else forced or UCX's choice.
+        const protocol = AM_PROTOCOLS[Math.floor(rand() * AM_PROTOCOLS.length)];
         const echo = posted(ep.amRecv());
-        await all([control(ep, { op: "am", id, sizes: [out.length] }), ep.amSend(out, { header }), echo]);
+        await all([control(ep, { op: "am", id, sizes: [out.length] }), ep.amSend(out, { header, protocol }), echo]);
         const m = await echo;
         if (!sameBytes(out, m.data) || !sameBytes(header, m.header)) throw new CorruptionError(`active message echo ${id} (${out.length} B) differs`);
         return 2 * out.length + 2 * header.length;

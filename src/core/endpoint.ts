@@ -18,6 +18,7 @@ import { encodeHeaders, HEADER_BYTES } from "./multi/header.ts";
 import type { RemoteKey } from "./memory.ts";
 import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.ts";
 import { amSendHeader, type AmSendOptions } from "./am/send-header.ts";
+import { protocolFlags } from "./am/send-protocol.ts";
 import type { AmMessage } from "./am/inbox.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
 import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, stagesDeviceFrames, type Frame } from "./cuda/transfers.ts";
@@ -492,8 +493,9 @@ export class Endpoint {
   /** The AM send itself; `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
   private amSendBytes(bytes: Uint8Array, options: AmSendOptions, memoryType: number): Promise<void> {
     const { amId, header } = amSendHeader(options, memoryType);
+    const flags = AM_SEND_FLAG_REPLY | protocolFlags(options.protocol);
     // Small (data and header fit a record): copied, resolved at once, as a small `send` is.
-    const inline = memoryType === 0 ? this.worker.sendPath.amSendInline(this.id, bytes, header, amId, AM_SEND_FLAG_REPLY, this) : undefined;
+    const inline = memoryType === 0 ? this.worker.sendPath.amSendInline(this.id, bytes, header, amId, flags, this) : undefined;
     if (inline) return this.track(inline);
     return this.track(
       this.worker.request(
@@ -505,7 +507,7 @@ export class Endpoint {
           handle: this.worker.addressOf(header),
           flags: header.length,
           tagLo: amId,
-          tagHi: AM_SEND_FLAG_REPLY,
+          tagHi: flags,
         }),
         [bytes, header],
         "ucp_am_send_nbx",
@@ -538,6 +540,7 @@ export class Endpoint {
     if (buffers.some(isDeviceBuffer)) return Promise.all(buffers.map((b) => this.amSend(b, options))).then(() => undefined);
     const frames = buffers.map((b, i) => asBytes(b as BufferLike, `buffer ${i}`));
     const { amId, header } = amSendHeader(options, 0);
+    const flags = AM_SEND_FLAG_REPLY | protocolFlags(options.protocol);
     if (frames.length === 0) return Promise.resolve();
     const descriptorBytes = this.descriptorOf(frames);
     return this.track(
@@ -550,7 +553,7 @@ export class Endpoint {
           handle: this.worker.addressOf(header),
           flags: header.length,
           tagLo: amId,
-          tagHi: AM_SEND_FLAG_REPLY,
+          tagHi: flags,
         }),
         [descriptorBytes, header, frames],
         "amSendMany",

@@ -257,7 +257,7 @@ for (const mode of MODES) {
       assert.throws(() => p.ab.amSendMany([u8(1)], { callback: { owner: "ucxx", id: 1 } }), (e: UcxError) => /reserved/.test(e.message));
       await p.run(p.ab.amSendMany([]));
       // Mostly 8 B, some empty, some past the eager threshold (rendezvous), one of 1 MiB.
-      const sizeOf = (i: number, k: number) => (i === 5 && k === 2 ? 1 << 20 : i % 7 === 3 ? 20_000 + i : i % 5 === 0 ? 0 : 8);
+      const sizeOf = (i: number, k: number) => (i === 5 && k === 2 ? 1 << 20 : i % 7 === 3 ? 70_000 + i : i % 5 === 0 ? 0 : 8);
       for (const [k, n] of [1, 64, 256, 1000].entries()) {
         const window = Array.from({ length: n }, (_, i) => pattern(sizeOf(i, k), 10 * k + i));
         const [got] = await p.run(Promise.all([ba.amRecvMany(n), p.ab.amSendMany(window, { header: u8(k, 9) })]));
@@ -294,7 +294,8 @@ for (const mode of MODES) {
 
   test("rendezvous windows fetched several per progress round: in order, every byte, tag messages beside them delivered", async () => {
     // A round calls UCX again while fetches finish (executor.ts FETCH_BURST_MS): 64 KiB messages
-    // over shared memory are rendezvous, fetched one per call. Windows of 48, received one
+    // sent by rendezvous (protocol "rndv": "auto" sends them eager) are fetched over shared
+    // memory one per call. Windows of 48, received one
     // message at a time and released (later fetches reuse that memory) or all at once, with a
     // tag message sent between the windows' halves that must not wait for them.
     const p = await pair(mode);
@@ -306,7 +307,8 @@ for (const mode of MODES) {
         const second = Array.from({ length: 24 }, (_, i) => pattern(SIZE + i, seed(24 + i)));
         const tagged = new Uint8Array(4);
         const received = p.b.recv(tagged, 40 + w);
-        const sends = Promise.all([p.ab.amSendMany(first), p.ab.send(u8(w, 1, 2, 3), 40 + w), p.ab.amSendMany(second)]);
+        const rndv = { protocol: "rndv" } as const;
+        const sends = Promise.all([p.ab.amSendMany(first, rndv), p.ab.send(u8(w, 1, 2, 3), 40 + w), p.ab.amSendMany(second, rndv)]);
         if (w === 1)
           (await p.run(p.b.amRecvMany(48))).forEach((m, i) => {
             assert.is(m.data.length, i < 24 ? SIZE : SIZE + i - 24, `window ${w}, message ${i}: length`);
@@ -426,7 +428,7 @@ for (const mode of MODES) {
 
   test("a peer echoes amSendMany windows of 1 to 1,000 messages with amRecvMany/amSendMany, every byte checked", async () => {
     await withPeer(mode, "am-many", async ({ ep, run, peer }) => {
-      const sizeOf = (i: number, k: number) => (i % 9 === 4 ? 30_000 + k : i % 5 === 0 ? 0 : 8 + (i % 3));
+      const sizeOf = (i: number, k: number) => (i % 9 === 4 ? 70_000 + k : i % 5 === 0 ? 0 : 8 + (i % 3));
       for (const [k, n] of [1, 64, 256, 1000].entries()) {
         const back = ep.amRecvMany(n);
         await run(ep.send(new Float64Array([n]), 5));
@@ -481,6 +483,57 @@ for (const mode of MODES) {
         assert.ok(m.data.length === size && samePattern(m.data, k), `${size} bytes back`);
         assert.equal(m.header, u8(k));
       }
+      const end = new TextEncoder().encode("end");
+      await run(Promise.all([ep.amRecv(), ep.amSend(u8(), { header: end })]));
+      assert.is(await run(peer.exited), 0);
+    });
+  });
+
+  test("protocol: eager messages (auto up to 64 KiB) leave while the peer is stopped, rendezvous ones wait for it; all arrive", async () => {
+    // send-protocol.ts. An eager message is in UCX's shared-memory FIFO once sent, so its send
+    // completes with the receiver stopped; a rendezvous one completes only once the receiver
+    // has fetched it. The echo peer, resumed, sends every message back, bytes and header.
+    await withPeer(mode, "am", async ({ ep, run, peer }) => {
+      const settledOf = (p: Promise<void>) => {
+        const s = { done: false, error: undefined as unknown };
+        p.then(() => (s.done = true), (e: unknown) => ((s.done = true), (s.error = e)));
+        return s;
+      };
+      // Connected: one echo first, so that the peer is past its set-up when it is stopped.
+      await run(Promise.all([ep.amRecv(), ep.amSend(u8(1), { header: u8(0) })]));
+      process.kill(peer.child.pid!, "SIGSTOP");
+      const sends: { size: number; protocol: "auto" | "eager" | "rndv" | "ucx" | undefined; rendezvous: boolean }[] = [
+        { size: 16 << 10, protocol: undefined, rendezvous: false },
+        { size: 64 << 10, protocol: "auto", rendezvous: false },
+        { size: 40_000, protocol: "eager", rendezvous: false },
+        { size: 16 << 10, protocol: "rndv", rendezvous: true },
+        { size: 1 << 20, protocol: undefined, rendezvous: true }, // auto above 64 KiB: UCX's choice, rendezvous at 1 MiB
+        { size: 1 << 20, protocol: "ucx", rendezvous: true },
+      ];
+      const states = sends.map((s, i) => settledOf(ep.amSend(pattern(s.size, i + 1), { header: u8(i + 1), protocol: s.protocol })));
+      try {
+        const eager = states.filter((_, i) => !sends[i]!.rendezvous);
+        await run(
+          (async () => {
+            for (let t = 0; eager.some((s) => !s.done); t++) {
+              if (t > 1000) throw new Error("eager sends did not complete within 10 s with the peer stopped");
+              await new Promise((r) => setTimeout(r, 10));
+            }
+          })(),
+        );
+        for (const [i, s] of states.entries()) if (!sends[i]!.rendezvous) assert.is(s.error, undefined, `message ${i}`);
+        await run(new Promise((r) => setTimeout(r, 200)));
+        for (const [i, s] of states.entries()) if (sends[i]!.rendezvous) assert.not.ok(s.done, `message ${i} (${sends[i]!.protocol}, ${sends[i]!.size} B) completed with the peer stopped`);
+      } finally {
+        process.kill(peer.child.pid!, "SIGCONT");
+      }
+      for (const [i, s] of sends.entries()) {
+        const m = await run(ep.amRecv());
+        assert.equal(m.header, u8(i + 1), `message ${i} back in order`);
+        assert.ok(m.data.length === s.size && samePattern(m.data, i + 1), `message ${i}: every byte`);
+      }
+      for (const s of states) assert.ok(s.done && s.error === undefined);
+      assert.throws(() => ep.amSend(u8(1), { protocol: "fast" as "eager" }), (e: unknown) => e instanceof UcxError && /protocol must be one of auto, eager, rndv, ucx/.test((e as Error).message));
       const end = new TextEncoder().encode("end");
       await run(Promise.all([ep.amRecv(), ep.amSend(u8(), { header: end })]));
       assert.is(await run(peer.exited), 0);

@@ -2,6 +2,7 @@
  * What an active message carries besides its data, from `ep.amSend`'s options: UCXX's AM header
  * (header.ts) wrapping the user header on AM id 0, or, with `amId`, the user header as UCX's own.
  */
+import type { AmSendProtocol } from "./send-protocol.ts";
 import { asBytes, type BufferLike } from "../buffers.ts";
 import { invalidArgument } from "../errors.ts";
 import { encodeAmHeader, RESERVED_OWNER } from "./header.ts";
@@ -16,6 +17,12 @@ export interface AmSendOptions {
    * UCXX's format. 0 is UCXX's id: a raw message there is what UCX's own examples send.
    */
   readonly amId?: number;
+  /**
+   * UCX's protocol for the data (send-protocol.ts): "auto" (the default) eager up to 64 KiB
+   * (UCX_TS_AM_EAGER_MAX), UCX's choice above; "eager" or "rndv" always; "ucx" UCX's choice by
+   * its own thresholds (UCX_RNDV_THRESH) at every size. The receiver gets the message the same way.
+   */
+  readonly protocol?: AmSendProtocol;
 }
 
 /**

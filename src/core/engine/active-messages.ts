@@ -19,6 +19,7 @@ import { setParamsMemh } from "./request-handles.ts";
 import type { Payload } from "./payload.ts";
 import type { AmAtomics } from "./am-atomics.ts";
 import { ATOMIC_AM_ID } from "./am-atomic-wire.ts";
+import { amSendFlags } from "../am/send-protocol.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -138,7 +139,7 @@ export class ActiveMessages {
     // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
     const memh = e.peer ? this.h.handles.map(address, length) : 0;
     // Reports its own end through the send callback where it can (no request checked per round).
-    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.sendParams(id, C.UCP_OP_ATTR_FIELD_FLAGS, flags, memh));
+    const r = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.sendParams(id, C.UCP_OP_ATTR_FIELD_FLAGS, amSendFlags(flags, length), memh));
     if (!this.h.trackSend(id, r, ep, memh)) this.h.done(id, UCS_OK, length);
   }
 

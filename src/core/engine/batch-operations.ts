@@ -13,6 +13,7 @@ import type { Payload } from "./payload.ts";
 import { tagArgument } from "./records.ts";
 import type { RequestTracker } from "./request-tracker.ts";
 import type { TagOperations } from "./tag-operations.ts";
+import { amSendFlags } from "../am/send-protocol.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -75,7 +76,7 @@ export class BatchOperations {
       // Only a peer-error-handling endpoint invalidates a failed rendezvous (request-handles.ts).
       const memh = e.peer ? this.h.handles.map(address, length) : 0;
       // No callback: parts are checked, oldest first (request-tracker.ts).
-      const r: Pointer = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, amFlags, memh));
+      const r: Pointer = this.h.u.ucp_am_send_nbx(e.handle, amId, header, headerLength, address, length, this.h.params(C.UCP_OP_ATTR_FIELD_FLAGS, amSendFlags(amFlags, length), memh));
       this.settleSendPart(owner, r, length, memh, onDone);
     });
   }

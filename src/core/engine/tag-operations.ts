@@ -16,6 +16,7 @@ import type { RequestTracker } from "./request-tracker.ts";
 import type { Ring } from "./ring.ts";
 import { FastKind } from "./takeover-state.ts";
 import { mark, Mark, TURNAROUND } from "../turnaround.ts";
+import { amSendFlags } from "../am/send-protocol.ts";
 
 const UCS_OK = 0;
 const UCS_INPROGRESS = 1;
@@ -135,7 +136,7 @@ export class TagOperations {
     const address = this.staging.address(chunk);
     setUserData(this.h.param, id);
     const byCallback = this.fast ? 0 : C.UCP_OP_ATTR_FIELD_CALLBACK | C.UCP_OP_ATTR_FIELD_USER_DATA;
-    const param = this.h.params(byCallback | C.UCP_OP_ATTR_FIELD_FLAGS, amFlags);
+    const param = this.h.params(byCallback | C.UCP_OP_ATTR_FIELD_FLAGS, amSendFlags(amFlags, length));
     const r = this.h.u.ucp_am_send_nbx(e.handle, amId, address + length, headerLength, address, length, param);
     this.trackSend(id, ep, r, length, chunk);
   }
