@@ -493,7 +493,7 @@ export class Endpoint {
   /** The AM send itself; `memoryType` goes in UCXX's header (0 host, 1 CUDA). */
   private amSendBytes(bytes: Uint8Array, options: AmSendOptions, memoryType: number): Promise<void> {
     const { amId, header } = amSendHeader(options, memoryType);
-    const flags = AM_SEND_FLAG_REPLY | protocolFlags(options.protocol);
+    const flags = AM_SEND_FLAG_REPLY | protocolFlags(options.protocol, memoryType);
     // Small (data and header fit a record): copied, resolved at once, as a small `send` is.
     const inline = memoryType === 0 ? this.worker.sendPath.amSendInline(this.id, bytes, header, amId, flags, this) : undefined;
     if (inline) return this.track(inline);

@@ -13,6 +13,7 @@ import { startPeer, withPeer } from "../helpers/peer-process.ts";
 import { skipWithReason } from "../helpers/skip.ts";
 import { ucpClientServer } from "../helpers/ucp-example.ts";
 import { AmPack, unpackActiveMessages } from "../../src/core/engine/am-pack.ts";
+import { AM_EAGER_MAX, amSendFlags, protocolFlags, type AmSendProtocol } from "../../src/core/am/send-protocol.ts";
 import { ucx } from "../../src/core/library.ts";
 import { drive, helloEndpoints, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
@@ -51,6 +52,26 @@ header("malformed headers are refused with what is wrong", () => {
 });
 
 header.run();
+
+// --- which protocol a send asks UCX for (am/send-protocol.ts) ---------------------------------------
+
+const protocols = suite("core/am send protocol");
+
+protocols("auto: eager up to 64 KiB of host data, UCX's choice above and for device data; eager, rndv and ucx at every size", () => {
+  const EAGER = 2;
+  const RNDV = 4;
+  const at = (protocol: AmSendProtocol | undefined, length: number, memoryType = 0) => amSendFlags(1 | protocolFlags(protocol, memoryType), length);
+  assert.is(AM_EAGER_MAX, 64 << 10, "the default bound (UCX_TS_AM_EAGER_MAX unset in the tests)");
+  assert.equal([at(undefined, 0), at("auto", 64 << 10), at("auto", (64 << 10) + 1), at("auto", 1 << 20)], [1 | EAGER, 1 | EAGER, 1, 1]);
+  // A UCXX receiver copies eager data into host memory: device-declared messages stay with UCX.
+  assert.equal([at("auto", 100, 1), at("eager", 100, 1)], [1, 1 | EAGER]);
+  assert.equal([at("eager", 1 << 20), at("rndv", 8), at("ucx", 8), at("ucx", 1 << 20)], [1 | EAGER, 1 | RNDV, 1, 1]);
+  for (const bad of ["fast", "EAGER", 2, {}]) {
+    assert.throws(() => protocolFlags(bad as AmSendProtocol), (e: unknown) => e instanceof UcxError && /protocol must be one of auto, eager, rndv, ucx/.test((e as Error).message), String(bad));
+  }
+});
+
+protocols.run();
 
 // --- small messages packed by the engine (engine/am-pack.ts) ---------------------------------------
 

@@ -19,7 +19,10 @@
  * always UCX's choice, for a deployment that tuned UCX_RNDV_THRESH).
  *
  * Every AM send that reaches UCX is host memory (device buffers are staged: cuda/transfers.ts),
- * so forcing eager never asks UCX to pack device memory.
+ * so forcing eager never asks UCX to pack device memory. But "auto" leaves a message whose UCXX
+ * header declares device memory to UCX: a UCXX receiver copies eager data into a host buffer and
+ * fetches rendezvous data into memory from the allocator of the declared type, so a small device
+ * message sent eager would reach a UCXX application as host memory.
  */
 import process from "node:process";
 import { invalidArgument } from "../errors.ts";
@@ -49,11 +52,14 @@ function eagerMaxFromEnv(): number {
 /** "auto"'s bound in this process (UCX_TS_AM_EAGER_MAX, read once). */
 export const AM_EAGER_MAX = eagerMaxFromEnv();
 
-/** The flags an AM send carries to the executor for `protocol` (checked: a UcxError for an unknown one). */
-export function protocolFlags(protocol: AmSendProtocol | undefined): number {
+/**
+ * The flags an AM send carries to the executor for `protocol` (checked: a UcxError for an unknown
+ * one); `memoryType` is what its UCXX header declares (0 host).
+ */
+export function protocolFlags(protocol: AmSendProtocol | undefined, memoryType = 0): number {
   switch (protocol ?? "auto") {
     case "auto":
-      return AM_EAGER_MAX > 0 ? PROTOCOL_AUTO : 0;
+      return AM_EAGER_MAX > 0 && memoryType === 0 ? PROTOCOL_AUTO : 0;
     case "eager":
       return UCP_AM_SEND_FLAG_EAGER;
     case "rndv":
