@@ -3,12 +3,14 @@
  * (memoryType), 5 (plus hasReceiverCallback 0), with a receiver callback without and with the
  * tail, the full form with and without a user header. Each is mutated (cut, extended, bit
  * flips, flags and sizes out of range, owners without NUL or not UTF-8) and sent as UCX's raw
- * header on AM id 0 from a real endpoint; the receiver's `amRecv` must give a UcxError
+ * header on AM id 0 from a real endpoint (2 B of data, or 8-100 KiB under any send protocol:
+ * eager or rendezvous); the receiver's `amRecv` must give a UcxError
  * (UCX_TS_PROTOCOL_ERROR, or UCX_TS_UNSUPPORTED for a device message whose sender asked for an
  * error) or the message, whose fields re-encode to the bytes sent (decoding loses nothing and
  * invents nothing). Callbacks are registered for some owners, so routed messages are checked too.
  */
 import { decodeAmHeader, encodeAmHeader, OWNER_BYTES, type AmHeader } from "../../src/core/am/header.ts";
+import { AM_SEND_PROTOCOLS } from "../../src/core/am/send-protocol.ts";
 import { count, type FuzzContext, type FuzzReport, hex, outcome, sameBytes } from "./context.ts";
 
 /** The short forms UCXX's reader accepts, completed to the full form the encoder writes. */
@@ -44,6 +46,13 @@ function variant(ctx: FuzzContext, owners: readonly string[]): Uint8Array {
     default:
       return full({ userHeader: ctx.bytes(ctx.int(100)) });
   }
+}
+
+/** `length` bytes that differ per input (cheap: the fuzzer's own bytes would cost a call each). */
+function filled(length: number, input: number): Uint8Array {
+  const b = new Uint8Array(length);
+  for (let i = 0; i < length; i++) b[i] = (i * 7 + input) & 255;
+  return b;
 }
 
 function mutate(ctx: FuzzContext, b: Uint8Array): Uint8Array {
@@ -86,9 +95,15 @@ export async function fuzzAmHeaders(ctx: FuzzContext): Promise<FuzzReport> {
   try {
     while (ctx.going(inputs)) {
       const sent = mutate(ctx, variant(ctx, owners));
-      const data = Uint8Array.of(inputs & 255, (inputs >> 8) & 255);
+      // Mostly 2 bytes; one in eight 8-100 KiB under a random send protocol, so that a header
+      // also arrives with a rendezvous RTS (copied then, decoded after the fetch) and with large
+      // eager data (send-protocol.ts).
+      const large = ctx.int(8) === 0;
+      const data = large ? filled(8192 + ctx.int(92 * 1024), inputs) : Uint8Array.of(inputs & 255, (inputs >> 8) & 255);
+      const protocol = large ? ctx.pick(AM_SEND_PROTOCOLS) : undefined;
       inputs++;
-      const what = () => `seed ${ctx.seed}, input ${inputs - 1}: header ${hex(sent)}`;
+      if (protocol) count(outcomes, `8-100 KiB, protocol ${protocol}`);
+      const what = () => `seed ${ctx.seed}, input ${inputs - 1}: header ${hex(sent)}, ${data.length} B${protocol ? ` (${protocol})` : ""}`;
       let decoded: AmHeader | Error;
       try {
         decoded = decodeAmHeader(sent);
@@ -99,7 +114,7 @@ export async function fuzzAmHeaders(ctx: FuzzContext): Promise<FuzzReport> {
       if (!(decoded instanceof Error) && !sameBytes(encodeAmHeader(decoded), canonical(sent))) throw new Error(`decoded header does not re-encode to what was sent; ${what()}`);
       const toCallback = !(decoded instanceof Error) && decoded.callback?.id === 1n && owners.includes(decoded.callback.owner);
       const before = routed.length;
-      await ctx.run(ctx.ab.amSend(data, { amId: 0, header: sent }));
+      await ctx.run(ctx.ab.amSend(data, { amId: 0, header: sent, protocol }));
       if (toCallback) {
         await ctx.run(
           (async () => {
