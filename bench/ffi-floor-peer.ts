@@ -12,7 +12,8 @@
  * creates an endpoint to the other's address, then the client runs the plan's latency points
  * (tag 1 out, tag 2 back) and bandwidth points (a window of tag 3 sends, then tag 4, answered by
  * tag 5), and its active-message points (plan rows "am" and "amMany": a window of
- * ucp_am_send_nbx with UCXX's 14-byte plain header and UCP_AM_SEND_FLAG_REPLY, as ucx-ts sends,
+ * ucp_am_send_nbx with UCXX's 14-byte plain header and UCP_AM_SEND_FLAG_REPLY, plus
+ * UCP_AM_SEND_FLAG_EAGER where ucx-ts's default protocol asks for it (src/core/am/send-protocol.ts), as ucx-ts sends,
  * then tag 6 carrying how many have been sent in all, answered by tag 5 once that many arrived),
  * and prints one JSON line, in p2p-peer.ts's format. Tag 9 ends the server.
  * The AM handler does what any receiver of an eager message must, and no more: one memcpy of
@@ -40,6 +41,7 @@ import { callbackTypes, ptrIsError, runtime, UCX_CONSTANTS as C } from "../src/f
 import { Context } from "../src/core/context.ts";
 import { ucx } from "../src/core/library.ts";
 import { OutSlots } from "../src/core/out-slots.ts";
+import { amSendFlags, protocolFlags } from "../src/core/am/send-protocol.ts";
 import { rttResults } from "./rtt-tail.ts";
 import { windowTrace } from "./window-trace.ts";
 import { warmUpSync } from "./warm-up.ts";
@@ -79,20 +81,31 @@ const scratch = (() => {
   const recvParam = u.struct("ucp_request_param_t");
   recvParam.set("op_attr_mask", C.UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
   const recvInfo = u.struct("ucp_tag_recv_info_t");
-  const amSendParam = u.struct("ucp_request_param_t");
-  amSendParam.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_FLAGS);
-  amSendParam.set("flags", C.UCP_AM_SEND_FLAG_REPLY);
+  // The same flags as an ucx-ts amSend of that size ("auto": eager up to 64 KiB), one parameter
+  // struct per flag value seen.
+  const amSendParams = new Map<number, { bytes: Uint8Array; address: number }>();
+  const amSendParamFor = (size: number) => {
+    const flags = amSendFlags(C.UCP_AM_SEND_FLAG_REPLY | protocolFlags("auto"), size);
+    let p = amSendParams.get(flags);
+    if (!p) {
+      const param = u.struct("ucp_request_param_t");
+      param.set("op_attr_mask", C.UCP_OP_ATTR_FIELD_FLAGS);
+      param.set("flags", flags);
+      p = { bytes: param.bytes, address: u.addressOf(param.bytes) as number };
+      amSendParams.set(flags, p);
+    }
+    return p.address;
+  };
   const amFetchParam = u.struct("ucp_request_param_t");
   const amHeader = new Uint8Array(14);
   const amStaging = new Uint8Array(16);
   const amInto = new Uint8Array(MAX_BYTES);
   return {
-    amSendParam,
     amFetchParam,
     amHeader,
     amStaging,
     amInto,
-    amSendParamAddress: u.addressOf(amSendParam.bytes),
+    amSendParamFor,
     amFetchParamAddress: u.addressOf(amFetchParam.bytes),
     amHeaderAddress: u.addressOf(amHeader),
     amStagingAddress: u.addressOf(amStaging),
@@ -377,11 +390,12 @@ if (role === "server") {
   const count = new Uint8Array(8);
   let amSent = 0;
   for (const [size, window, rounds] of amPoints) {
+    const amParam = scratch.amSendParamFor(size);
     const round = () => {
       const sends: number[] = [];
       const a = postRecv(ack, 5, -1);
       for (let i = 0; i < window; i++) {
-        const s = u.ucp_am_send_nbx(ep, AM_ID, scratch.amHeaderAddress, 14, u.addressOf(data), size, scratch.amSendParamAddress);
+        const s = u.ucp_am_send_nbx(ep, AM_ID, scratch.amHeaderAddress, 14, u.addressOf(data), size, amParam);
         if (ptrIsError(s)) throw new Error(`ucp_am_send_nbx failed: ${s}`);
         if (s !== 0) sends.push(s);
       }
