@@ -15,6 +15,7 @@ import { ucpClientServer } from "../helpers/ucp-example.ts";
 import { AmPack, unpackActiveMessages } from "../../src/core/engine/am-pack.ts";
 import { AM_EAGER_MAX, amSendFlags, protocolFlags, type AmSendProtocol } from "../../src/core/am/send-protocol.ts";
 import { ucx } from "../../src/core/library.ts";
+import { UCX_CONSTANTS } from "../../src/ffi/index.ts";
 import { drive, helloEndpoints, MODES, pair, pattern, samePattern } from "../helpers/workers.ts";
 
 const u8 = (...b: number[]) => new Uint8Array(b);
@@ -58,8 +59,8 @@ header.run();
 const protocols = suite("core/am send protocol");
 
 protocols("auto: eager up to 64 KiB of host data, UCX's choice above and for device data; eager, rndv and ucx at every size", () => {
-  const EAGER = 2;
-  const RNDV = 4;
+  const EAGER = UCX_CONSTANTS.UCP_AM_SEND_FLAG_EAGER;
+  const RNDV = UCX_CONSTANTS.UCP_AM_SEND_FLAG_RNDV;
   const at = (protocol: AmSendProtocol | undefined, length: number, memoryType = 0) => amSendFlags(1 | protocolFlags(protocol, memoryType), length);
   assert.is(AM_EAGER_MAX, 64 << 10, "the default bound (UCX_TS_AM_EAGER_MAX unset in the tests)");
   assert.equal([at(undefined, 0), at("auto", 64 << 10), at("auto", (64 << 10) + 1), at("auto", 1 << 20)], [1 | EAGER, 1 | EAGER, 1, 1]);

@@ -25,13 +25,12 @@
  * message sent eager would reach a UCXX application as host memory.
  */
 import process from "node:process";
+import { UCX_CONSTANTS as C } from "../../ffi/index.ts";
 import { invalidArgument } from "../errors.ts";
 
 export const AM_SEND_PROTOCOLS = ["auto", "eager", "rndv", "ucx"] as const;
 export type AmSendProtocol = (typeof AM_SEND_PROTOCOLS)[number];
 
-const UCP_AM_SEND_FLAG_EAGER = 1 << 1;
-const UCP_AM_SEND_FLAG_RNDV = 1 << 2;
 /**
  * Not a UCX flag: "auto", carried with the send's UCX flags from the endpoint to the executor,
  * which knows each message's length (amSendMany's differ) and resolves it (amSendFlags).
@@ -61,9 +60,9 @@ export function protocolFlags(protocol: AmSendProtocol | undefined, memoryType =
     case "auto":
       return AM_EAGER_MAX > 0 && memoryType === 0 ? PROTOCOL_AUTO : 0;
     case "eager":
-      return UCP_AM_SEND_FLAG_EAGER;
+      return C.UCP_AM_SEND_FLAG_EAGER;
     case "rndv":
-      return UCP_AM_SEND_FLAG_RNDV;
+      return C.UCP_AM_SEND_FLAG_RNDV;
     case "ucx":
       return 0;
     default:
@@ -75,5 +74,5 @@ export function protocolFlags(protocol: AmSendProtocol | undefined, memoryType =
 export function amSendFlags(flags: number, length: number): number {
   if (!(flags & PROTOCOL_AUTO)) return flags;
   const ucxFlags = flags & ~PROTOCOL_AUTO;
-  return length <= AM_EAGER_MAX ? ucxFlags | UCP_AM_SEND_FLAG_EAGER : ucxFlags;
+  return length <= AM_EAGER_MAX ? ucxFlags | C.UCP_AM_SEND_FLAG_EAGER : ucxFlags;
 }
