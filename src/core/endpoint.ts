@@ -19,6 +19,7 @@ import type { RemoteKey } from "./memory.ts";
 import { EndpointRma, type AtomicOp, type AtomicOptions } from "./endpoint-rma.ts";
 import { amSendHeader, type AmSendOptions } from "./am/send-header.ts";
 import { protocolFlags } from "./am/send-protocol.ts";
+import { UCX_CONSTANTS as C } from "../ffi/index.ts";
 import type { AmMessage } from "./am/inbox.ts";
 import { isDeviceBuffer, type DeviceBuffer } from "./cuda/device-buffer.ts";
 import { amSendFromDevice, recvIntoDevice, sendFromDevice, sendMultiWithDevice, stagesDeviceFrames, type Frame } from "./cuda/transfers.ts";
@@ -29,7 +30,7 @@ import type { MultiRecvOptions, RecvOptions, RecvResult } from "./receive-option
 import type { EndpointHost } from "./endpoint-host.ts";
 
 /** UCP_AM_SEND_FLAG_REPLY: UCXX's receiver routes a message by its reply endpoint. */
-const AM_SEND_FLAG_REPLY = 1;
+const AM_SEND_FLAG_REPLY = C.UCP_AM_SEND_FLAG_REPLY;
 
 /** Messages up to this size go as one submission in `sendMany`; a window with larger ones goes message by message. */
 const SEND_MANY_SMALL_BYTES = 64 * 1024;

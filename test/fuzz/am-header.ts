@@ -11,6 +11,7 @@
  */
 import { decodeAmHeader, encodeAmHeader, OWNER_BYTES, type AmHeader } from "../../src/core/am/header.ts";
 import { AM_SEND_PROTOCOLS } from "../../src/core/am/send-protocol.ts";
+import { pattern } from "../helpers/workers.ts";
 import { count, type FuzzContext, type FuzzReport, hex, outcome, sameBytes } from "./context.ts";
 
 /** The short forms UCXX's reader accepts, completed to the full form the encoder writes. */
@@ -46,13 +47,6 @@ function variant(ctx: FuzzContext, owners: readonly string[]): Uint8Array {
     default:
       return full({ userHeader: ctx.bytes(ctx.int(100)) });
   }
-}
-
-/** `length` bytes that differ per input (cheap: the fuzzer's own bytes would cost a call each). */
-function filled(length: number, input: number): Uint8Array {
-  const b = new Uint8Array(length);
-  for (let i = 0; i < length; i++) b[i] = (i * 7 + input) & 255;
-  return b;
 }
 
 function mutate(ctx: FuzzContext, b: Uint8Array): Uint8Array {
@@ -99,7 +93,7 @@ export async function fuzzAmHeaders(ctx: FuzzContext): Promise<FuzzReport> {
       // also arrives with a rendezvous RTS (copied then, decoded after the fetch) and with large
       // eager data (send-protocol.ts).
       const large = ctx.int(8) === 0;
-      const data = large ? filled(8192 + ctx.int(92 * 1024), inputs) : Uint8Array.of(inputs & 255, (inputs >> 8) & 255);
+      const data = large ? pattern(8192 + ctx.int(92 * 1024), inputs) : Uint8Array.of(inputs & 255, (inputs >> 8) & 255);
       const protocol = large ? ctx.pick(AM_SEND_PROTOCOLS) : undefined;
       inputs++;
       if (protocol) count(outcomes, `8-100 KiB, protocol ${protocol}`);
