@@ -20,6 +20,7 @@ import { STATE, STATE_BYTES } from "./hybrid-state.ts";
 import { UcxError } from "../errors.ts";
 import { parkedOn, postedAndWaiting, SETTLE_TURNS, turnDue, turnIntervalMs, yieldToEventLoop } from "./event-loop.ts";
 import { HybridSpinPolicy } from "./hybrid-spin-policy.ts";
+import { AWAITED_EMPTY_ROUNDS, IDLE_SPIN_MS, spinIdle, startSpinning, stopSpinning } from "./idle-spin.ts";
 import { hostOversubscribed } from "./host-load.ts";
 import { ARM_BUSY_BACKOFF_MS } from "./arm-backoff.ts";
 import { clearInterval, setInterval } from "node:timers";
@@ -62,6 +63,11 @@ export interface HybridStats {
   startingParksAwaited: number;
   /** Event-loop turns the driver polled through instead of parking while the watcher started. */
   startingPolls: number;
+  /**
+   * Microtask turns the driver awaited (settling turns, empty rounds, one per idle spin): each
+   * allocates, so a driver that waits should count few of them (idle-spin.ts).
+   */
+  yields: number;
 }
 
 export class HybridEngine implements Engine {
@@ -81,7 +87,7 @@ export class HybridEngine implements Engine {
    */
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly spin: HybridSpinPolicy;
-  readonly stats: HybridStats = { parks: 0, eventWakeups: 0, startingParks: 0, startingParksAwaited: 0, startingPolls: 0 };
+  readonly stats: HybridStats = { parks: 0, eventWakeups: 0, startingParks: 0, startingParksAwaited: 0, startingPolls: 0, yields: 0 };
 
   /** Tag sends and receives straight to UCX (direct-tags.ts), as in polling mode: the executor runs on this thread. */
   get direct(): DirectTags | undefined {
@@ -210,6 +216,9 @@ export class HybridEngine implements Engine {
     }
   }
 
+  /** This worker, for the idle spins of this thread's loops (idle-spin.ts); nothing once stopped. */
+  private readonly spinProgress = (): number => (this.stopped ? 0 : this.inner.progress());
+
   /** Set while the driver is parked: ends the park at once. */
   private unpark: (() => void) | undefined;
 
@@ -217,13 +226,25 @@ export class HybridEngine implements Engine {
     let lastWork = performance.now();
     /** No arm before this (a BUSY arm just now: see ARM_BUSY_BACKOFF_MS). */
     let armAfter = 0;
+    /** Empty rounds in a row: the first AWAITED_EMPTY_ROUNDS each await (idle-spin.ts). */
+    let empty = 0;
     try {
       // The loop runs as long as the worker is open, active or not: an idle worker must still
       // answer what comes unasked (wire-up from a peer connecting to it, emulated RMA, a peer's
       // failure), as thread mode's progress thread does. Idle, it only parks on the fd.
+      startSpinning(this.spinProgress);
       while (!this.stopped) {
         const seen = Atomics.load(this.state, STATE.EVENT);
-        if (this.inner.progress() > 0) {
+        let worked = this.inner.progress() > 0;
+        if (!worked && ++empty > AWAITED_EMPTY_ROUNDS && !turnDue(turnIntervalMs(this.awaited()))) {
+          // Past the first empty rounds and inside the spin budget: call UCX in place for up to
+          // IDLE_SPIN_MS (idle-spin.ts) instead of awaiting after every empty round, each await
+          // garbage the collector pays for in stalls of milliseconds.
+          const left = Math.max(lastWork + this.spin.spinMs, armAfter) - performance.now();
+          if (left > 0) worked = spinIdle(Math.min(IDLE_SPIN_MS, left));
+        }
+        if (worked) {
+          empty = 0;
           lastWork = performance.now();
           // Settle what completed before going on: the code it resumes may post the next
           // operation (an echo's reply) a few microtasks later, before UCX is called again.
@@ -231,6 +252,7 @@ export class HybridEngine implements Engine {
           // postedAndWaiting).
           const posts = this.inner.direct?.posts ?? 0;
           for (let turns = SETTLE_TURNS; turns > 0 && !this.stopped; turns--) {
+            this.stats.yields++;
             await undefined;
             if (this.inner.settle() > 0) turns = SETTLE_TURNS + 1;
             else if (postedAndWaiting(this.inner.direct, posts)) break;
@@ -251,6 +273,7 @@ export class HybridEngine implements Engine {
         // next one (an echo server between a receive and its reply).
         const now = performance.now();
         if (now - lastWork < this.spin.spinMs || now < armAfter) {
+          this.stats.yields++;
           await undefined;
           continue;
         }
@@ -276,6 +299,8 @@ export class HybridEngine implements Engine {
         }
         // A direct call still in flight (or none any more) holds the process (or lets it go).
         this.holdProcess();
+        // Parked, the worker is the watcher's: no other loop's idle spin progresses it.
+        stopSpinning(this.spinProgress);
         Atomics.add(this.state, STATE.WATCH, 1);
         Atomics.notify(this.state, STATE.WATCH);
         this.stats.parks++;
@@ -293,6 +318,7 @@ export class HybridEngine implements Engine {
           );
           this.unpark = undefined;
         }
+        startSpinning(this.spinProgress);
         const woken = performance.now();
         // Woken by UCX's event (not by a submission of ours): how far it came after the last one.
         if (Atomics.load(this.state, STATE.EVENT) !== seen) {
@@ -302,6 +328,7 @@ export class HybridEngine implements Engine {
         lastWork = woken;
       }
     } finally {
+      stopSpinning(this.spinProgress);
       this.driving = false;
     }
   }

@@ -6,24 +6,7 @@
  */
 import type { Engine, ProgressMode } from "../engine/engine.ts";
 import { postedAndWaiting, SETTLE_TURNS, turnDue, yieldToEventLoop } from "../engine/event-loop.ts";
-
-/** How long an idle driver round spins on progress() before it awaits (see spinIdle). */
-const IDLE_SPIN_MS = 0.05;
-/**
- * Empty rounds that each await before the idle spin starts: a completion's reactions may post
- * the next operation a few microtasks later (a chain of Promises inside a batch), and a spin
- * right after the first empty round would make every such step wait IDLE_SPIN_MS. With 8, the
- * one-process windows of bench/message-cost.ts (send/recv, sendMany) start no idle spin at all
- * (counted, 2026-11-26): the spin only runs while a worker really waits for its peer.
- */
-const AWAITED_EMPTY_ROUNDS = 8;
-/**
- * The drivers of this process whose loop runs now. An idle spin progresses all of them: a spin
- * that progressed only its own worker held the thread while another worker of the process had
- * the message it waited for (two polling workers in one process: allocation per message of a
- * window 0.7 -> 2.4 KB, the windows that much slower).
- */
-const running: ProgressDriver[] = [];
+import { AWAITED_EMPTY_ROUNDS, spinIdle, startSpinning, stopSpinning } from "../engine/idle-spin.ts";
 
 export class ProgressDriver {
   /** Set once the engine has started (Worker.create); dropped by release(). */
@@ -32,6 +15,8 @@ export class ProgressDriver {
   private awaited = 0;
   private driver: Promise<void> | undefined;
   private readonly unawait = (): void => void this.awaited--;
+  /** This driver's worker, for the idle spins of this thread (engine/idle-spin.ts). */
+  private readonly spinProgress = (): number => this.progress();
 
   constructor(
     private readonly mode: ProgressMode,
@@ -100,7 +85,7 @@ export class ProgressDriver {
 
   /** Progress while anything is awaited through settled(), yielding to the event loop now and then. */
   private async drive(): Promise<void> {
-    running.push(this);
+    startSpinning(this.spinProgress);
     // Empty rounds in a row: the first few await after each (a completion's reactions may
     // post the next operation a few microtasks later: a chain of Promises inside a batch).
     let empty = 0;
@@ -138,32 +123,11 @@ export class ProgressDriver {
         if ((++rounds & 7) === 0 && turnDue(2)) await yieldToEventLoop();
       }
     } finally {
-      // Swapped out, not spliced: splice made an array per driver run.
-      const i = running.indexOf(this);
-      running[i] = running[running.length - 1]!;
-      running.pop();
+      stopSpinning(this.spinProgress);
     }
     // Cleared here, synchronously with the last check: a settled() call after this point must
     // start a new driver (a Promise.finally would clear it a microtask late, and a call in
     // between would wait forever).
     this.driver = undefined;
-  }
-}
-
-/**
- * A driver's rounds did nothing AWAITED_EMPTY_ROUNDS times in a row: progress every running
- * driver's worker without leaving this call until one does something (a completion delivered,
- * whose reactions then run at the drivers' `await`; returns true) or IDLE_SPIN_MS pass. Each
- * `await` of a driver loop allocates (a Promise and its reaction, ~100 B); awaiting after every
- * empty round made a worker waiting for a reply churn ~60 MB/s of garbage: 15-167 scavenges in
- * one idle second (Node, load ~8-15, 2026-11-26; 1 with this), and in the two-process 8 B
- * windowed rows, where each side spends most of a window waiting for the other, scavenges took
- * 11-22 % of the windows' time (bench/window-report.mjs). Other microtasks wait at most this long.
- */
-function spinIdle(): boolean {
-  const until = performance.now() + IDLE_SPIN_MS;
-  for (let round = 1; ; round++) {
-    for (let i = 0; i < running.length; i++) if (running[i]!.progress() > 0) return true;
-    if ((round & 15) === 0 && performance.now() > until) return false;
   }
 }
