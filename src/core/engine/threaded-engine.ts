@@ -23,6 +23,9 @@ import { HEARTBEAT, LENDS, TAKEN_BACK, TakeoverState, Token, TOKEN, WANT_APP, WA
 import { TakeoverDriver } from "./takeover-driver.ts";
 import { parkedOn, SETTLE_TURNS, turnDue, turnIntervalMs, yieldToEventLoop } from "./event-loop.ts";
 import { TakeoverPollPolicy } from "./takeover-poll-policy.ts";
+// Takeover's notifier waits as the other loops of the thread do (idle-spin.ts): the same count of
+// empty rounds on microtasks before its spin, the same longest spin (its own, holding the token).
+import { AWAITED_EMPTY_ROUNDS, IDLE_SPIN_MS } from "./idle-spin.ts";
 
 /** Takeover's counts (Worker.takeoverStats). */
 export interface TakeoverStats {
@@ -53,14 +56,6 @@ const TAKEOVER_REQUESTS = 4096;
  */
 const TAKEOVER_POLL_MS = 1;
 const TAKEOVER_POLL_MAX_MS = 10;
-/**
- * Takeover: empty rounds on microtasks before the notifier spins without awaiting (a
- * completion's reactions may post the next operation a few microtasks later), and how long such
- * a spin lasts at most (other microtasks wait that long): as polling's driver (progress-driver.ts).
- */
-const AWAITED_EMPTY_ROUNDS = 8;
-const IDLE_SPIN_MS = 0.05;
-
 /**
  * This process's spin slots, shared by all its progress threads (thread-spin-policy.ts): one
  * core is left to the application thread.
@@ -502,7 +497,7 @@ export class ThreadedEngine implements Engine {
    * or IDLE_SPIN_MS pass (0). Each `await` of the notifier's loop is a Promise and its reaction:
    * awaited after every empty round, a side waiting for its peer's reply churned garbage (V8
    * scavenges) and took a microtask turn between two looks at UCX, as polling's driver did
-   * before its idle spin (progress-driver.ts).
+   * before its idle spin (idle-spin.ts).
    */
   private idleSpin(t: TakeoverState, driver: TakeoverDriver): number {
     // The token is taken once for the whole spin (the thread's take-back only needs a beat
