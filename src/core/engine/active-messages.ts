@@ -176,7 +176,7 @@ export class ActiveMessages {
         this.deliverEager(endpoint, amId, header, headerLength, data, length);
       return UCS_OK;
     }
-    const headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
+    const headerBytes = this.copyHeader(amId, header, headerLength);
     const slot: AmSlot = { amId, endpoint, header: headerBytes, buffer: undefined, length, status: UCS_OK, ready: false };
     if (order) order.push(slot);
     else this.amOrder.set(key, [slot]);
@@ -209,7 +209,7 @@ export class ActiveMessages {
       buffer = this.staging.slice(0, length).buffer as ArrayBuffer;
       headerBytes = headerLength === 0 ? new Uint8Array(0) : amId === 0 && this.plainHeaderAt(length, headerLength) ? PLAIN_HEADER : this.staging.slice(length, total);
     } else {
-      headerBytes = headerLength > 0 ? this.copyOut(header, headerLength) : new Uint8Array(0);
+      headerBytes = this.copyHeader(amId, header, headerLength);
       buffer = length > 0 ? this.copyData(data, length) : new ArrayBuffer(0);
     }
     this.deliverMessage(endpoint, amId, headerBytes, buffer, length, UCS_OK);
@@ -221,6 +221,19 @@ export class ActiveMessages {
     const s = this.staging;
     for (let i = at; i < at + headerLength; i++) if (s[i] !== 0) return false;
     return true;
+  }
+
+  /**
+   * A message's header, copied out of UCX's memory: UCXX's plain host header (AM id 0, 14 zero
+   * bytes) as the one shared PLAIN_HEADER, as deliverEager's small path does, any other in an
+   * ArrayBuffer of its own. Large eager and rendezvous messages come this way: a copy each was
+   * ~200 B of garbage a message.
+   */
+  private copyHeader(amId: number, header: Pointer, headerLength: number): Uint8Array {
+    if (headerLength === 0) return new Uint8Array(0);
+    if (amId !== 0 || headerLength !== PLAIN_HEADER.length) return this.copyOut(header, headerLength);
+    this.h.u.memcpy(this.stagingAddress, header, headerLength);
+    return this.plainHeaderAt(0, headerLength) ? PLAIN_HEADER : this.staging.slice(0, headerLength);
   }
 
   /** A copy of `length` bytes of UCX's memory at `address`, in an ArrayBuffer of its own. */
