@@ -8,11 +8,11 @@
  * the pace it polled. Polling's driver, so, churned ~60 MB/s waiting for a reply: 15-167
  * scavenges in one idle second (Node, 2026-11-26; 1 with the spin). Hybrid's driver (the default
  * mode) still awaited after every empty round of its spin budget until 2026-12-07: a requester
- * whose peer (another process) answered after ~1.1 ms made 0.64-1.1 MB of garbage per request,
- * after ~5.3 ms 5.9 MB (six scavenges a request); with this spin 11-12 KB and 49-51 KB, the same
- * round-trip times (Deno: 0.32 / 1.5 MB -> 8 / 36 KB; bench/idle-garbage.ts). Each scavenge
- * stops its thread, for 1-12 ms on this 2-core VM while the peer's spinning thread holds the
- * other core.
+ * whose peer (another process) answered after a 1 ms timer made 0.86-1.3 MB of garbage per
+ * request on Node, after a 5 ms timer 3.6-6.2 MB (four to six scavenges a request); with this
+ * spin 3-12 KiB and 52 KiB, requests no slower (Deno: 0.39-0.61 / 1.1-1.7 MB -> 3-63 / 56 KiB;
+ * bench/idle-garbage.mjs, docs/benchmarks.md). Each scavenge stops its thread, for 1-12 ms on
+ * this 2-core VM while the peer's spinning thread holds the other core.
  *
  * Every such loop of this thread registers while it may be progressed; a spin progresses all of
  * them: a spin that progressed only its own worker held the thread while another worker of the
