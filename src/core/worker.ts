@@ -138,9 +138,10 @@ export class Worker {
   }
 
   /**
-   * Hybrid mode's counts: the driver's parks, those ended by UCX's event, and the start-up
-   * window before the fd watcher thread is ready (parks then end on a 1 ms timeout, so while
-   * something is awaited the driver polls through event-loop turns instead). null otherwise.
+   * Hybrid mode's counts: the driver's parks, those ended by UCX's event, the start-up window
+   * before the fd watcher thread is ready (parks then end on a 1 ms timeout, so while something
+   * is awaited the driver polls through event-loop turns instead), and the microtask turns it
+   * awaited (`yields`: few while it waits, engine/idle-spin.ts). A copy; null in other modes.
    */
   get hybridStats(): Readonly<HybridStats> | null {
     const engine = this.#path.engine;
