@@ -207,7 +207,7 @@ export class ActiveMessages {
     if (length < AM_POOL_MIN_BYTES && total <= STAGING_BYTES && (headerLength === 0 || (header as number) === (data as number) + length)) {
       if (total > 0) this.h.u.memcpy(this.stagingAddress, data, total);
       buffer = this.staging.slice(0, length).buffer as ArrayBuffer;
-      headerBytes = headerLength === 0 ? new Uint8Array(0) : amId === 0 && this.plainHeaderAt(length, headerLength) ? PLAIN_HEADER : this.staging.slice(length, total);
+      headerBytes = this.stagedHeader(amId, length, headerLength);
     } else {
       headerBytes = this.copyHeader(amId, header, headerLength);
       buffer = length > 0 ? this.copyData(data, length) : new ArrayBuffer(0);
@@ -215,25 +215,28 @@ export class ActiveMessages {
     this.deliverMessage(endpoint, amId, headerBytes, buffer, length, UCS_OK);
   }
 
-  /** The staged header at `at` is UCXX's plain host header: 14 zero bytes. */
-  private plainHeaderAt(at: number, headerLength: number): boolean {
-    if (headerLength !== PLAIN_HEADER.length) return false;
+  /**
+   * The header staged at `at`: UCXX's plain host header (AM id 0, 14 zero bytes) as the one
+   * shared PLAIN_HEADER, any other as a copy of its own.
+   */
+  private stagedHeader(amId: number, at: number, headerLength: number): Uint8Array {
+    if (headerLength === 0) return new Uint8Array(0);
     const s = this.staging;
-    for (let i = at; i < at + headerLength; i++) if (s[i] !== 0) return false;
-    return true;
+    let plain = amId === 0 && headerLength === PLAIN_HEADER.length;
+    for (let i = at; plain && i < at + headerLength; i++) plain = s[i] === 0;
+    return plain ? PLAIN_HEADER : s.slice(at, at + headerLength);
   }
 
   /**
-   * A message's header, copied out of UCX's memory: UCXX's plain host header (AM id 0, 14 zero
-   * bytes) as the one shared PLAIN_HEADER, as deliverEager's small path does, any other in an
-   * ArrayBuffer of its own. Large eager and rendezvous messages come this way: a copy each was
-   * ~200 B of garbage a message.
+   * A message's header, copied out of UCX's memory: a plain one as the shared PLAIN_HEADER, as
+   * deliverEager's small path does (stagedHeader), any other in an ArrayBuffer of its own. Large
+   * eager and rendezvous messages come this way: a copy each was ~200 B of garbage a message.
    */
   private copyHeader(amId: number, header: Pointer, headerLength: number): Uint8Array {
     if (headerLength === 0) return new Uint8Array(0);
     if (amId !== 0 || headerLength !== PLAIN_HEADER.length) return this.copyOut(header, headerLength);
     this.h.u.memcpy(this.stagingAddress, header, headerLength);
-    return this.plainHeaderAt(0, headerLength) ? PLAIN_HEADER : this.staging.slice(0, headerLength);
+    return this.stagedHeader(amId, 0, headerLength);
   }
 
   /** A copy of `length` bytes of UCX's memory at `address`, in an ArrayBuffer of its own. */
